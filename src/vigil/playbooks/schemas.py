@@ -1,0 +1,59 @@
+"""Playbook step shapes: stored as JSON data, validated at every edge (AI draft, editor, engine)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class OnError(StrEnum):
+    CONTINUE = "continue"
+    FAIL = "fail"
+
+
+class _Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, description="Human label shown in the console.")
+
+
+class SkillStep(_Step):
+    """Run one integration skill; inputs are Jinja templates over `alert` and `entities`."""
+
+    kind: Literal["skill"] = "skill"
+    skill: str = Field(min_length=1, description="Skill id from the catalog, e.g. 'List Machines'.")
+    connection: str | None = Field(
+        default=None, description="Connection instance name; null means any connected instance."
+    )
+    inputs: dict[str, str] = Field(
+        default_factory=dict, description="Input name → template, e.g. '{{ entities.ips[0] }}'."
+    )
+    on_error: OnError = OnError.CONTINUE
+
+
+class CheckpointStep(_Step):
+    """Ask a person in chat to confirm activity; the workflow waits durably for the answer."""
+
+    kind: Literal["checkpoint"] = "checkpoint"
+    user_email: str = Field(min_length=1, description="Template resolving to the Slack user's email.")
+    question: str = Field(min_length=1, max_length=2000)
+    timeout_seconds: int = Field(default=900, ge=5, le=7 * 24 * 3600)
+
+
+class AnalyzeStep(_Step):
+    """The AI verdict over all evidence gathered so far."""
+
+    kind: Literal["analyze"] = "analyze"
+
+
+PlaybookStep = Annotated[SkillStep | CheckpointStep | AnalyzeStep, Field(discriminator="kind")]
+
+
+class PlaybookDefinition(BaseModel):
+    """The versioned body of an investigator playbook."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    steps: list[PlaybookStep] = Field(min_length=1, max_length=50)
