@@ -1,0 +1,115 @@
+"""Alert intake (E1, batch) and queries. HTTP only: rules live in `alerts.service`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Response
+
+from vigil.alerts import service
+from vigil.alerts.constants import MAX_IDEMPOTENCY_KEY_LENGTH, InvestigationStatus
+from vigil.alerts.schemas import (
+    AlertBatchCreate,
+    AlertBatchResult,
+    AlertCreate,
+    AlertDetail,
+    AlertEventOut,
+    AlertFilters,
+    AlertOut,
+    AlertPage,
+)
+from vigil.errors import ValidationFailed
+from vigil.metrics import ALERTS_INGESTED, INTAKE_REJECTED
+from vigil.settings import Settings
+from vigil.web.deps import DbDep, PrincipalDep, SettingsDep
+from vigil.web.openapi import ERROR_RESPONSES
+
+router = APIRouter(prefix="/serviceapi/alerts", tags=["alerts"], responses=ERROR_RESPONSES)
+
+
+def _limits(settings: Settings) -> service.IntakeLimits:
+    return service.IntakeLimits(
+        max_content_bytes=settings.max_alert_content_bytes,
+        idempotency_ttl_seconds=settings.idempotency_ttl_seconds,
+    )
+
+
+@router.post(
+    "",
+    status_code=201,
+    summary="Create an alert (E1)",
+    responses={
+        200: {"model": AlertOut, "description": "Idempotent replay of an earlier request"},
+        409: ERROR_RESPONSES[400] | {"description": "Idempotency-Key reused with another body"},
+    },
+)
+def create_alert(
+    payload: AlertCreate,
+    response: Response,
+    db: DbDep,
+    settings: SettingsDep,
+    principal: PrincipalDep,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> AlertOut:
+    if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY_LENGTH:
+        raise ValidationFailed(
+            f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters.",
+            code="invalid_idempotency_key",
+            details=[{"field": "Idempotency-Key"}],
+        )
+    result = service.create_alert(db, principal, payload, _limits(settings), idempotency_key)
+    if result.created:
+        ALERTS_INGESTED.labels(result.alert.alert_provider).inc()
+    else:
+        response.status_code = 200
+    return AlertOut.model_validate(result.alert)
+
+
+@router.post("/batch", summary="Create up to 500 alerts; one result per item")
+def create_alerts_batch(
+    payload: AlertBatchCreate, db: DbDep, settings: SettingsDep, principal: PrincipalDep
+) -> AlertBatchResult:
+    results = service.create_alerts_batch(db, principal, payload.alerts, _limits(settings))
+    for item in results:
+        if item.alert is not None:
+            ALERTS_INGESTED.labels(item.alert.alert_provider).inc()
+        elif item.error is not None:
+            INTAKE_REJECTED.labels(item.error.code).inc()
+    created = sum(1 for item in results if item.alert is not None)
+    return AlertBatchResult(created=created, failed=len(results) - created, results=results)
+
+
+@router.get("", summary="List alerts, newest first, with filters and cursor pagination")
+def list_alerts(
+    db: DbDep,
+    principal: PrincipalDep,
+    organization_code: str | None = None,
+    alert_provider: str | None = None,
+    alert_type: str | None = None,
+    investigation_status: InvestigationStatus | None = None,
+    created_after: Annotated[int | None, Query(ge=0, description="Epoch seconds, inclusive")] = None,
+    created_before: Annotated[int | None, Query(ge=0, description="Epoch seconds, exclusive")] = None,
+    q: Annotated[str | None, Query(max_length=200, description="Substring of alert_content")] = None,
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> AlertPage:
+    filters = AlertFilters(
+        organization_code=organization_code,
+        alert_provider=alert_provider,
+        alert_type=alert_type,
+        investigation_status=investigation_status,
+        created_after=created_after,
+        created_before=created_before,
+        q=q,
+    )
+    with db.read() as session:
+        alerts, next_cursor = service.list_alerts(session, principal, filters, cursor, limit)
+        return AlertPage(alerts=[AlertOut.model_validate(a) for a in alerts], next_cursor=next_cursor)
+
+
+@router.get("/{alert_ref}", summary="One alert by alert_id or alert_uuid, with its timeline")
+def get_alert(alert_ref: str, db: DbDep, principal: PrincipalDep) -> AlertDetail:
+    with db.read() as session:
+        alert = service.get_alert(session, principal, alert_ref)
+        timeline = [AlertEventOut.model_validate(e) for e in service.alert_timeline(session, alert)]
+        return AlertDetail(**AlertOut.model_validate(alert).model_dump(), timeline=timeline)

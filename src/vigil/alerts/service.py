@@ -1,0 +1,319 @@
+"""Alert intake and queries: validation, gap-free ids, idempotency, tenant scoping, timeline."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import Select, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from vigil.alerts.constants import InvestigationStatus
+from vigil.alerts.models import Alert, AlertCounter, AlertEvent, IdempotencyRecord
+from vigil.alerts.schemas import AlertCreate, AlertFilters, BatchItemResult, ErrorBody
+from vigil.alerts.schemas import AlertOut as AlertOutSchema
+from vigil.auth.schemas import Principal, organization_forbidden
+from vigil.db.base import epoch_now
+from vigil.db.session import Database
+from vigil.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed, VigilError
+from vigil.orgs.models import Organization, Provider
+from vigil.orgs.service import get_enabled_provider, get_organization_by_code
+
+
+@dataclass(frozen=True)
+class IntakeLimits:
+    max_content_bytes: int
+    idempotency_ttl_seconds: int
+
+
+@dataclass(frozen=True)
+class IntakeResult:
+    alert: Alert
+    created: bool
+
+
+@dataclass
+class _TargetCache:
+    """Per-request memo of organization/provider lookups (a batch names the same few many times)."""
+
+    organizations: dict[str, Organization | None] = field(default_factory=dict)
+    providers: dict[str, Provider | None] = field(default_factory=dict)
+
+    def organization(self, session: Session, code: str) -> Organization | None:
+        if code not in self.organizations:
+            self.organizations[code] = get_organization_by_code(session, code)
+        return self.organizations[code]
+
+    def provider(self, session: Session, slug: str) -> Provider | None:
+        if slug not in self.providers:
+            self.providers[slug] = get_enabled_provider(session, slug)
+        return self.providers[slug]
+
+
+def create_alert(
+    db: Database,
+    principal: Principal,
+    payload: AlertCreate,
+    limits: IntakeLimits,
+    idempotency_key: str | None = None,
+) -> IntakeResult:
+    """E1. With an idempotency key, a replay returns the first alert (created=False)."""
+    request_hash = hashlib.sha256(payload.model_dump_json().encode()).hexdigest()
+    for attempt in range(2):
+        try:
+            with db.write() as session:
+                if idempotency_key is not None:
+                    existing = _replayed_alert(session, principal, idempotency_key, request_hash, limits)
+                    if existing is not None:
+                        return IntakeResult(existing, created=False)
+                organization = _authorize_target(session, principal, payload, limits, _TargetCache())
+                alert = _insert_alert(session, principal, payload, organization)
+                if idempotency_key is not None:
+                    session.add(
+                        IdempotencyRecord(
+                            api_key_uuid=principal.actor_uuid,
+                            idempotency_key=idempotency_key,
+                            request_hash=request_hash,
+                            alert_uuid=alert.alert_uuid,
+                            created_at=alert.created_at,
+                        )
+                    )
+                    session.flush()
+                return IntakeResult(alert, created=True)
+        except IntegrityError:
+            # Only a concurrent request with the same idempotency key can collide here; the
+            # whole transaction (counter included) rolled back, so re-run to answer as a replay.
+            if attempt == 1 or idempotency_key is None:
+                raise
+    raise AssertionError("unreachable")
+
+
+def create_alerts_batch(
+    db: Database, principal: Principal, items: Sequence[dict[str, Any]], limits: IntakeLimits
+) -> list[BatchItemResult]:
+    """Create many alerts in one transaction; each item succeeds or fails on its own merits."""
+    results: list[BatchItemResult] = []
+    cache = _TargetCache()
+    with db.write() as session:
+        for index, raw in enumerate(items):
+            try:
+                payload = AlertCreate.model_validate(raw)
+                organization = _authorize_target(session, principal, payload, limits, cache)
+            except ValidationError as error:
+                failure = ValidationFailed("The alert is not valid.", details=validation_details(error))
+                results.append(_failed_item(index, failure))
+                continue
+            except VigilError as error:
+                results.append(_failed_item(index, error))
+                continue
+            alert = _insert_alert(session, principal, payload, organization)
+            results.append(BatchItemResult(index=index, status=201, alert=AlertOutSchema.model_validate(alert)))
+    return results
+
+
+def list_alerts(
+    session: Session, principal: Principal, filters: AlertFilters, cursor: str | None, limit: int
+) -> tuple[list[Alert], str | None]:
+    """Newest first, keyset-paginated on the internal id so deep pages stay as fast as the first."""
+    query = select(Alert).order_by(Alert.id.desc()).limit(limit + 1)
+    query = _scope_to_principal(session, principal, query, filters.organization_code)
+    if filters.alert_provider:
+        query = query.where(Alert.alert_provider == filters.alert_provider.strip().lower())
+    if filters.alert_type:
+        query = query.where(Alert.alert_type == filters.alert_type)
+    if filters.investigation_status is not None:
+        query = query.where(Alert.investigation_status == filters.investigation_status)
+    if filters.created_after is not None:
+        query = query.where(Alert.created_at >= filters.created_after)
+    if filters.created_before is not None:
+        query = query.where(Alert.created_at < filters.created_before)
+    if filters.q:
+        escaped = filters.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = query.where(Alert.alert_content.ilike(f"%{escaped}%", escape="\\"))
+    if cursor:
+        query = query.where(Alert.id < decode_cursor(cursor))
+    rows = list(session.scalars(query))
+    next_cursor = encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
+    return rows[:limit], next_cursor
+
+
+def get_alert(session: Session, principal: Principal, reference: str) -> Alert:
+    """Look up by alert_uuid or alert_id; another tenant's alert is a 403, never data."""
+    try:
+        condition = Alert.alert_uuid == uuid.UUID(reference)
+    except ValueError:
+        condition = Alert.alert_id == reference.strip().upper()
+    alert = session.scalar(select(Alert).where(condition))
+    if alert is None:
+        raise NotFound(f"No alert {reference}.", code="alert_not_found")
+    principal.require_access(alert.organization_uuid, alert.organization_code)
+    return alert
+
+
+def alert_timeline(session: Session, alert: Alert) -> list[AlertEvent]:
+    return list(
+        session.scalars(select(AlertEvent).where(AlertEvent.alert_uuid == alert.alert_uuid).order_by(AlertEvent.id))
+    )
+
+
+def encode_cursor(last_id: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"before_id": last_id}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        value = json.loads(base64.urlsafe_b64decode(padded.encode()))["before_id"]
+    except (binascii.Error, ValueError, KeyError, TypeError) as error:
+        raise ValidationFailed(
+            "The cursor is not valid; pass the next_cursor of a previous page.", code="invalid_cursor"
+        ) from error
+    if not isinstance(value, int):
+        raise ValidationFailed("The cursor is not valid.", code="invalid_cursor")
+    return value
+
+
+def validation_details(error: ValidationError) -> list[dict[str, Any]]:
+    """Pydantic errors as `{field, message, type}` entries of the one error shape."""
+    return [
+        {"field": ".".join(str(part) for part in item["loc"]), "message": item["msg"], "type": item["type"]}
+        for item in error.errors(include_url=False, include_context=False, include_input=False)
+    ]
+
+
+def _failed_item(index: int, error: VigilError) -> BatchItemResult:
+    return BatchItemResult(
+        index=index,
+        status=error.status_code,
+        error=ErrorBody(code=error.code, message=error.message, details=error.details),
+    )
+
+
+def _authorize_target(
+    session: Session, principal: Principal, payload: AlertCreate, limits: IntakeLimits, cache: _TargetCache
+) -> Organization:
+    organization = _require_organization(
+        principal, payload.organization_code, cache.organization(session, payload.organization_code)
+    )
+    if cache.provider(session, payload.alert_provider) is None:
+        raise ValidationFailed(
+            f"Unknown alert_provider {payload.alert_provider!r}; list valid values with GET /serviceapi/providers.",
+            code="unknown_alert_provider",
+            details=[{"field": "alert_provider", "value": payload.alert_provider}],
+        )
+    content_bytes = len(payload.alert_content.encode())
+    if content_bytes > limits.max_content_bytes:
+        raise PayloadTooLarge(
+            f"alert_content is {content_bytes} bytes; the limit is {limits.max_content_bytes} bytes.",
+            code="alert_content_too_large",
+            details=[{"field": "alert_content", "limit_bytes": limits.max_content_bytes}],
+        )
+    return organization
+
+
+def _require_organization(principal: Principal, code: str, organization: Organization | None) -> Organization:
+    """Unknown codes are 422 for all-organization keys; a restricted key only ever sees 403."""
+    if organization is None:
+        if not principal.all_organizations:
+            raise organization_forbidden(code)
+        raise ValidationFailed(
+            f"Unknown organization_code {code!r}; list valid values with GET /serviceapi/organizations.",
+            code="unknown_organization_code",
+            details=[{"field": "organization_code", "value": code}],
+        )
+    principal.require_access(organization.organization_uuid, organization.organization_code)
+    return organization
+
+
+def _replayed_alert(
+    session: Session, principal: Principal, key: str, request_hash: str, limits: IntakeLimits
+) -> Alert | None:
+    record = session.scalar(
+        select(IdempotencyRecord).where(
+            IdempotencyRecord.api_key_uuid == principal.actor_uuid, IdempotencyRecord.idempotency_key == key
+        )
+    )
+    if record is None:
+        return None
+    if record.created_at <= epoch_now() - limits.idempotency_ttl_seconds:
+        session.delete(record)
+        session.flush()
+        return None
+    if record.request_hash != request_hash:
+        raise Conflict(
+            "This Idempotency-Key was already used with a different request body.",
+            code="idempotency_key_conflict",
+        )
+    return session.scalar(select(Alert).where(Alert.alert_uuid == record.alert_uuid))
+
+
+def _insert_alert(session: Session, principal: Principal, payload: AlertCreate, organization: Organization) -> Alert:
+    sequence = _next_sequence(session, organization.organization_uuid, payload.alert_provider)
+    now = epoch_now()
+    alert = Alert(
+        alert_uuid=uuid.uuid4(),
+        alert_id=f"{organization.organization_code}-{payload.alert_provider.upper()}-{sequence}",
+        organization_uuid=organization.organization_uuid,
+        organization_code=organization.organization_code,
+        alert_provider=payload.alert_provider,
+        alert_type=payload.alert_type,
+        alert_content=payload.alert_content,
+        created_at=now,
+        created_at_source=payload.created_at_source if payload.created_at_source is not None else now,
+        created_by=principal.actor_uuid,
+        modified_at=now,
+        investigation_status=InvestigationStatus.CREATED,
+        investigation_retry_count=0,
+    )
+    session.add(alert)
+    session.add(
+        AlertEvent(
+            alert_uuid=alert.alert_uuid,
+            at=now,
+            actor=f"api_key:{principal.name}",
+            kind="created",
+            from_status=None,
+            to_status=InvestigationStatus.CREATED,
+            message="Alert received" + ("" if payload.alert_type else " without alert_type; not investigated"),
+        )
+    )
+    session.flush()
+    return alert
+
+
+def _next_sequence(session: Session, organization_uuid: uuid.UUID, provider: str) -> int:
+    """Atomic upsert-and-return: the counter row lock serializes writers, so ids are gap-free."""
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = (
+        insert(AlertCounter)
+        .values(organization_uuid=organization_uuid, alert_provider=provider, last_value=1)
+        .on_conflict_do_update(
+            index_elements=[AlertCounter.organization_uuid, AlertCounter.alert_provider],
+            set_={"last_value": AlertCounter.last_value + 1},
+        )
+        .returning(AlertCounter.last_value)
+    )
+    return int(session.execute(statement).scalar_one())
+
+
+def _scope_to_principal(
+    session: Session, principal: Principal, query: Select[Alert], organization_code: str | None
+) -> Select[Alert]:
+    if organization_code:
+        code = organization_code.strip().upper()
+        organization = _require_organization(principal, code, get_organization_by_code(session, code))
+        return query.where(Alert.organization_uuid == organization.organization_uuid)
+    scope = principal.organization_scope
+    if scope is not None:
+        query = query.where(Alert.organization_uuid.in_(list(scope)))
+    return query

@@ -1,0 +1,58 @@
+"""Builds the FastAPI application: API, console, health, middleware and error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from vigil import __version__
+from vigil.alerts.router import router as alerts_router
+from vigil.auth.ratelimit import TokenBucketLimiter
+from vigil.console.router import router as console_router
+from vigil.db.session import Database
+from vigil.orgs.router import router as orgs_router
+from vigil.settings import Settings, get_settings
+from vigil.web.errors import install_error_handlers
+from vigil.web.health import router as health_router
+from vigil.web.middleware import BodyGuardMiddleware, RequestContextMiddleware
+
+
+def create_app(settings: Settings | None = None, db: Database | None = None) -> FastAPI:
+    """The app does not migrate: `vigil serve` and `vigil db upgrade` do, before it starts."""
+    settings = settings or get_settings()
+    database = db or Database(settings)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if db is None:
+            database.dispose()
+
+    app = FastAPI(
+        title="Vigil",
+        version=__version__,
+        description="Alert intake and investigation API. Authenticate with `Cookie: Session=<API_KEY>` "
+        "or `Authorization: Bearer <API_KEY>`. Errors always have the shape "
+        '`{"error": {"code", "message", "details"}}`.',
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.db = database
+    app.state.rate_limiter = TokenBucketLimiter(settings.rate_limit_per_second, settings.rate_limit_burst)
+
+    install_error_handlers(app)
+    app.add_middleware(
+        BodyGuardMiddleware,
+        limit_for_path=lambda path: (
+            settings.max_batch_body_bytes if path.endswith("/alerts/batch") else settings.max_body_bytes
+        ),
+    )
+    app.add_middleware(RequestContextMiddleware)
+
+    app.include_router(health_router)
+    app.include_router(orgs_router)
+    app.include_router(alerts_router)
+    app.include_router(console_router)
+    return app

@@ -1,0 +1,149 @@
+"""API keys: creation (shown once), hashing, verification, scoping, revocation."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from vigil.auth.models import ApiKey, ApiKeyOrganization
+from vigil.auth.schemas import ApiKeyCreated, ApiKeyOut, Principal
+from vigil.db.base import epoch_now
+from vigil.db.session import Database
+from vigil.errors import NotFound, Unauthenticated, ValidationFailed
+from vigil.orgs.models import Organization
+from vigil.orgs.service import get_organizations_by_codes
+
+KEY_PREFIX = "vgl_live_"
+VISIBLE_PREFIX_LENGTH = len(KEY_PREFIX) + 4
+LAST_USED_RESOLUTION_SECONDS = 60
+
+
+def hash_api_key(api_key: str) -> str:
+    """Keys are 256-bit random, so a plain SHA-256 is a safe lookup hash (no need for a slow KDF)."""
+    return hashlib.sha256(api_key.encode()).hexdigest()
+
+
+def create_api_key(
+    session: Session,
+    *,
+    name: str,
+    created_by: str,
+    organization_codes: Sequence[str] = (),
+    expires_in_days: int | None = None,
+) -> ApiKeyCreated:
+    """Create a key for the listed organizations (none listed = all organizations)."""
+    if not name.strip():
+        raise ValidationFailed("An API key needs a name.", code="invalid_name")
+    if expires_in_days is not None and expires_in_days < 1:
+        raise ValidationFailed("expires_in_days must be at least 1.", code="invalid_expiry")
+    organizations = get_organizations_by_codes(session, organization_codes)
+    plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
+    now = epoch_now()
+    key = ApiKey(
+        key_uuid=uuid.uuid4(),
+        name=name.strip(),
+        prefix=plaintext[:VISIBLE_PREFIX_LENGTH],
+        key_hash=hash_api_key(plaintext),
+        created_by=created_by,
+        all_organizations=not organizations,
+        created_at=now,
+        expires_at=now + expires_in_days * 86400 if expires_in_days else None,
+        organizations=[ApiKeyOrganization(organization_uuid=o.organization_uuid) for o in organizations],
+    )
+    session.add(key)
+    session.flush()
+    return ApiKeyCreated(**_describe(session, key).model_dump(), api_key=plaintext)
+
+
+def list_api_keys(session: Session) -> list[ApiKeyOut]:
+    return [_describe(session, key) for key in session.scalars(select(ApiKey).order_by(ApiKey.created_at))]
+
+
+def revoke_api_key(session: Session, key_ref: str) -> ApiKeyOut:
+    """Revoke by UUID or by visible prefix; revoking twice keeps the first revocation time."""
+    key = _find_key(session, key_ref)
+    if key.revoked_at is None:
+        key.revoked_at = epoch_now()
+        session.flush()
+    return _describe(session, key)
+
+
+def authenticate(db: Database, presented: str | None) -> Principal:
+    """Turn a presented key into a principal, or raise 401 saying exactly what is wrong.
+
+    last_used_at is stamped at most once a minute per key, so intake does not write per request.
+    """
+    if not presented:
+        raise Unauthenticated(
+            "Missing API key: send 'Cookie: Session=<API_KEY>' or 'Authorization: Bearer <API_KEY>'.",
+            code="missing_api_key",
+        )
+    with db.read() as session:
+        key = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_api_key(presented)))
+        principal = _verify(key)
+    assert key is not None  # _verify raised otherwise
+    if key.last_used_at is None or key.last_used_at <= epoch_now() - LAST_USED_RESOLUTION_SECONDS:
+        with db.write() as session:
+            _stamp_last_used(session, principal.actor_uuid)
+    return principal
+
+
+def _verify(key: ApiKey | None) -> Principal:
+    if key is None:
+        raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
+    now = epoch_now()
+    if key.revoked_at is not None:
+        raise Unauthenticated("The API key has been revoked.", code="revoked_api_key")
+    if key.expires_at is not None and key.expires_at <= now:
+        raise Unauthenticated("The API key has expired.", code="expired_api_key")
+    return Principal(
+        actor_uuid=key.key_uuid,
+        name=key.name,
+        all_organizations=key.all_organizations,
+        organization_uuids=frozenset(link.organization_uuid for link in key.organizations),
+    )
+
+
+def _stamp_last_used(session: Session, key_uuid: uuid.UUID) -> None:
+    now = epoch_now()
+    session.execute(
+        update(ApiKey)
+        .where(ApiKey.key_uuid == key_uuid)
+        .where((ApiKey.last_used_at.is_(None)) | (ApiKey.last_used_at <= now - LAST_USED_RESOLUTION_SECONDS))
+        .values(last_used_at=now)
+    )
+
+
+def _find_key(session: Session, key_ref: str) -> ApiKey:
+    try:
+        key = session.get(ApiKey, uuid.UUID(key_ref))
+    except ValueError:
+        key = session.scalar(select(ApiKey).where(ApiKey.prefix == key_ref))
+    if key is None:
+        raise NotFound(f"No API key {key_ref}.", code="api_key_not_found")
+    return key
+
+
+def _describe(session: Session, key: ApiKey) -> ApiKeyOut:
+    codes: list[str] | None = None
+    if not key.all_organizations:
+        org_uuids = [link.organization_uuid for link in key.organizations]
+        codes = sorted(
+            session.scalars(select(Organization.organization_code).where(Organization.organization_uuid.in_(org_uuids)))
+        )
+    return ApiKeyOut(
+        key_uuid=key.key_uuid,
+        name=key.name,
+        prefix=key.prefix,
+        created_by=key.created_by,
+        organizations=codes,
+        created_at=key.created_at,
+        expires_at=key.expires_at,
+        revoked_at=key.revoked_at,
+        last_used_at=key.last_used_at,
+    )

@@ -1,0 +1,210 @@
+"""The `vigil` command line: run the service, manage tenants and keys, try out intake."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+import uvicorn
+from rich.console import Console
+from rich.table import Table
+
+from vigil.auth import service as auth_service
+from vigil.db.migrate import upgrade
+from vigil.db.session import Database
+from vigil.errors import VigilError
+from vigil.logging_setup import configure_logging
+from vigil.orgs import service as orgs_service
+from vigil.settings import Settings, get_settings
+
+app = typer.Typer(help="Vigil: self-hostable AI security operations.", no_args_is_help=True)
+db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+org_app = typer.Typer(help="Organizations (tenants).", no_args_is_help=True)
+provider_app = typer.Typer(help="Alert providers (source systems).", no_args_is_help=True)
+apikey_app = typer.Typer(help="API keys for /serviceapi.", no_args_is_help=True)
+alert_app = typer.Typer(help="Alerts.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(org_app, name="org")
+app.add_typer(provider_app, name="provider")
+app.add_typer(apikey_app, name="apikey")
+app.add_typer(alert_app, name="alert")
+
+console = Console()
+CLI_ACTOR = "cli"
+
+
+@contextmanager
+def _database() -> Iterator[Database]:
+    """Open the configured database with the schema brought up to date, and fail readably."""
+    settings = get_settings()
+    database = Database(settings)
+    try:
+        upgrade(database.engine)
+        yield database
+    except VigilError as error:
+        console.print(f"[red]error[/red] ({error.code}): {error.message}")
+        raise typer.Exit(1) from error
+    finally:
+        database.dispose()
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address (default VIGIL_HOST or 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default VIGIL_PORT or 8000).")] = None,
+) -> None:
+    """Run the API and console (SQLite in ./vigil-data unless VIGIL_DATABASE_URL is set)."""
+    settings = get_settings()
+    configure_logging(settings.log_format, settings.log_level)
+    database = Database(settings)
+    upgrade(database.engine)
+    from vigil.app import create_app
+
+    _announce(settings)
+    uvicorn.run(
+        create_app(settings, database),
+        host=host or settings.host,
+        port=port or settings.port,
+        log_config=None,
+        timeout_graceful_shutdown=20,
+    )
+
+
+def _announce(settings: Settings) -> None:
+    where = "SQLite in " + str(settings.data_dir.resolve()) if settings.is_sqlite else "PostgreSQL"
+    console.print(f"[bold]Vigil[/bold] starting on {where}")
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply all database migrations (safe to run repeatedly and concurrently)."""
+    with _database():
+        console.print("Database schema is up to date.")
+
+
+@org_app.command("add")
+def org_add(
+    code: Annotated[str, typer.Argument(help="2-16 characters A-Z/0-9, e.g. ACME.")],
+    name: Annotated[str | None, typer.Option(help="Display name (default: the code).")] = None,
+) -> None:
+    """Create an organization."""
+    with _database() as database, database.write() as session:
+        organization = orgs_service.create_organization(session, code, name)
+        console.print(f"Created organization {organization.organization_code} ({organization.organization_uuid})")
+
+
+@org_app.command("list")
+def org_list() -> None:
+    """List organizations."""
+    with _database() as database, database.read() as session:
+        table = Table("CODE", "NAME", "UUID")
+        for organization in orgs_service.list_organizations(session):
+            table.add_row(organization.organization_code, organization.name, str(organization.organization_uuid))
+        console.print(table)
+
+
+@provider_app.command("add")
+def provider_add(
+    slug: Annotated[str, typer.Argument(help="Lowercase identifier, e.g. okta.")],
+    name: Annotated[str | None, typer.Option(help="Display name.")] = None,
+) -> None:
+    """Add an alert provider."""
+    with _database() as database, database.write() as session:
+        provider = orgs_service.create_provider(session, slug, name)
+        console.print(f"Added provider {provider.alert_provider}")
+
+
+@provider_app.command("list")
+def provider_list() -> None:
+    """List enabled alert providers."""
+    with _database() as database, database.read() as session:
+        table = Table("ALERT_PROVIDER", "NAME")
+        for provider in orgs_service.list_providers(session):
+            table.add_row(provider.alert_provider, provider.name)
+        console.print(table)
+
+
+@apikey_app.command("create")
+def apikey_create(
+    name: Annotated[str, typer.Option(help="What the key is for, e.g. 'SIEM forwarder'.")],
+    org: Annotated[list[str] | None, typer.Option(help="Allowed organization code; repeat. None = all.")] = None,
+    expires_days: Annotated[int | None, typer.Option(help="Expire after this many days.")] = None,
+) -> None:
+    """Create an API key and print it once; only its hash is stored."""
+    with _database() as database, database.write() as session:
+        created = auth_service.create_api_key(
+            session,
+            name=name,
+            created_by=CLI_ACTOR,
+            organization_codes=org or [],
+            expires_in_days=expires_days,
+        )
+    scope = ", ".join(created.organizations) if created.organizations else "all organizations"
+    console.print(f"API key '{created.name}' for {scope} (id {created.key_uuid}). Store it now; it is not shown again:")
+    typer.echo(created.api_key)
+
+
+@apikey_app.command("list")
+def apikey_list() -> None:
+    """List API keys (prefix only)."""
+    with _database() as database, database.read() as session:
+        table = Table("PREFIX", "NAME", "ORGS", "EXPIRES", "REVOKED", "LAST USED", "ID")
+        for key in auth_service.list_api_keys(session):
+            table.add_row(
+                key.prefix + "…",
+                key.name,
+                ", ".join(key.organizations) if key.organizations else "all",
+                str(key.expires_at or "-"),
+                str(key.revoked_at or "-"),
+                str(key.last_used_at or "-"),
+                str(key.key_uuid),
+            )
+        console.print(table)
+
+
+@apikey_app.command("revoke")
+def apikey_revoke(key: Annotated[str, typer.Argument(help="Key id (UUID) or visible prefix.")]) -> None:
+    """Revoke an API key; requests with it get 401 from now on."""
+    with _database() as database, database.write() as session:
+        revoked = auth_service.revoke_api_key(session, key)
+        console.print(f"Revoked {revoked.prefix}… ({revoked.name})")
+
+
+@alert_app.command("send")
+def alert_send(
+    org: Annotated[str, typer.Option(help="organization_code")],
+    provider: Annotated[str, typer.Option(help="alert_provider")],
+    alert_type: Annotated[str | None, typer.Option("--type", help="alert_type")] = None,
+    content: Annotated[str | None, typer.Option(help="alert_content; default: read --file or stdin")] = None,
+    file: Annotated[Path | None, typer.Option(help="Read alert_content from this file")] = None,
+    url: Annotated[str, typer.Option(help="Base URL of a running Vigil")] = "http://127.0.0.1:8000",
+    api_key: Annotated[str | None, typer.Option(envvar="VIGIL_API_KEY", help="API key")] = None,
+) -> None:
+    """Post one alert to a running server (E1) and print the response."""
+    if api_key is None:
+        console.print("[red]error[/red]: pass --api-key or set VIGIL_API_KEY")
+        raise typer.Exit(2)
+    body_text = content if content is not None else (file.read_text() if file else sys.stdin.read())
+    payload: dict[str, object] = {
+        "organization_code": org,
+        "alert_provider": provider,
+        "alert_content": body_text,
+    }
+    if alert_type:
+        payload["alert_type"] = alert_type
+    try:
+        response = httpx.post(
+            f"{url.rstrip('/')}/serviceapi/alerts", json=payload, cookies={"Session": api_key}, timeout=30
+        )
+    except httpx.HTTPError as error:
+        console.print(f"[red]error[/red]: cannot reach {url}: {error}")
+        raise typer.Exit(1) from error
+    typer.echo(json.dumps(response.json(), indent=2))
+    if response.status_code >= 400:
+        raise typer.Exit(1)

@@ -1,0 +1,105 @@
+"""Engine and session handling for SQLite (embedded default) and PostgreSQL (scale-out)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, exc, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from vigil.errors import DatabaseUnavailable
+from vigil.settings import Settings
+
+# Errors that mean "the database cannot serve us right now" rather than "this request is wrong".
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
+    exc.OperationalError,
+    exc.InterfaceError,
+    exc.TimeoutError,
+)
+
+
+def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
+    """WAL + busy timeout so intake and workers share the file; writers take the lock up front.
+
+    A deferred SQLite transaction that reads and then writes fails at once with SQLITE_BUSY when
+    another writer got in between; `BEGIN IMMEDIATE` on write sessions makes it wait instead.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        mode = connection.get_execution_options().get("vigil_begin", "")
+        connection.exec_driver_sql(f"BEGIN {mode}".strip())
+
+
+def create_db_engine(settings: Settings) -> Engine:
+    url = make_url(settings.resolved_database_url)
+    if url.get_backend_name() == "sqlite":
+        if url.database and url.database != ":memory:":
+            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, connect_args={"timeout": settings.sqlite_busy_timeout_ms / 1000, "check_same_thread": False}
+        )
+        _configure_sqlite(engine, settings.sqlite_busy_timeout_ms)
+        return engine
+    return create_engine(
+        url,
+        pool_size=settings.db_pool_size,
+        max_overflow=settings.db_pool_size,
+        pool_timeout=settings.db_connect_timeout_seconds,
+        pool_pre_ping=True,
+        connect_args={"connect_timeout": settings.db_connect_timeout_seconds},
+    )
+
+
+class Database:
+    """Owns the engine; hands out read sessions and write sessions that commit or roll back."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.engine = create_db_engine(settings)
+        self._read = sessionmaker(self.engine, expire_on_commit=False)
+        self._write = sessionmaker(self.engine.execution_options(vigil_begin="IMMEDIATE"), expire_on_commit=False)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        with _unavailable_as_typed_error(), self._read() as session:
+            yield session
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A transaction that commits when the block ends normally and rolls back otherwise."""
+        with _unavailable_as_typed_error(), self._write() as session, session.begin():
+            yield session
+
+    def ping(self) -> None:
+        with self.read() as session:
+            session.execute(text("SELECT 1"))
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+@contextmanager
+def _unavailable_as_typed_error() -> Iterator[None]:
+    try:
+        yield
+    except UNAVAILABLE_ERRORS as error:
+        raise DatabaseUnavailable() from error

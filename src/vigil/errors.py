@@ -1,0 +1,78 @@
+"""Typed domain errors. Services raise these; the web layer maps them to the one JSON error shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class VigilError(Exception):
+    """Base class: carries an HTTP status, a snake_case code, a sentence and structured details."""
+
+    status_code = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, *, code: str | None = None, details: list[dict[str, Any]] | None = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.details = details or []
+        self.headers: dict[str, str] = {}
+
+
+class MalformedJSON(VigilError):
+    status_code = 400
+    code = "malformed_json"
+
+
+class Unauthenticated(VigilError):
+    status_code = 401
+    code = "unauthenticated"
+
+
+class Forbidden(VigilError):
+    status_code = 403
+    code = "forbidden"
+
+
+class NotFound(VigilError):
+    status_code = 404
+    code = "not_found"
+
+
+class Conflict(VigilError):
+    status_code = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(VigilError):
+    status_code = 413
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(VigilError):
+    status_code = 415
+    code = "unsupported_media_type"
+
+
+class ValidationFailed(VigilError):
+    status_code = 422
+    code = "validation_error"
+
+
+class RateLimited(VigilError):
+    status_code = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after_seconds: int):
+        super().__init__(message)
+        self.headers["Retry-After"] = str(retry_after_seconds)
+
+
+class DatabaseUnavailable(VigilError):
+    status_code = 503
+    code = "database_unavailable"
+
+    def __init__(self, message: str = "The database is unavailable; retry shortly.") -> None:
+        super().__init__(message)
+        self.headers["Retry-After"] = "5"

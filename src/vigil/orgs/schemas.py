@@ -1,0 +1,43 @@
+"""Request and response shapes for organizations and providers (E2, E3)."""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ORGANIZATION_CODE_PATTERN = r"^[A-Z0-9]{2,16}$"
+PROVIDER_SLUG_PATTERN = r"^[a-z][a-z0-9_]{1,63}$"
+
+
+class OrganizationOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    organization_code: str
+    organization_uuid: uuid.UUID
+    name: str
+
+
+class OrganizationList(BaseModel):
+    organizations: list[OrganizationOut]
+
+
+class OrganizationCreate(BaseModel):
+    organization_code: str = Field(pattern=ORGANIZATION_CODE_PATTERN, description="2–16 of A–Z, 0–9.")
+    name: str = Field(min_length=1, max_length=200)
+
+
+class ProviderOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    alert_provider: str
+    name: str
+
+
+class ProviderList(BaseModel):
+    providers: list[ProviderOut]
+
+
+class ProviderCreate(BaseModel):
+    alert_provider: str = Field(pattern=PROVIDER_SLUG_PATTERN, description="Lowercase slug, e.g. okta.")
+    name: str = Field(min_length=1, max_length=200)

@@ -1,0 +1,123 @@
+"""ASGI middleware: request ids and timing, and body guards (size, content type) before parsing."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from vigil.metrics import HTTP_REQUEST_SECONDS
+from vigil.web.errors import error_response
+from vigil.web.request_context import request_id_var
+
+_SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+class RequestContextMiddleware:
+    """Assigns/propagates X-Request-ID and records request latency by route template."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        incoming = headers.get(b"x-request-id", b"").decode("latin-1")
+        request_id = incoming if _SAFE_REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        token = request_id_var.set(request_id)
+        started = time.perf_counter()
+        status_holder = {"status": 500}
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder["status"] = message["status"]
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            route = scope.get("route")
+            template = getattr(route, "path", "unmatched")
+            HTTP_REQUEST_SECONDS.labels(scope["method"], template, str(status_holder["status"])).observe(
+                time.perf_counter() - started
+            )
+            request_id_var.reset(token)
+
+
+class BodyGuardMiddleware:
+    """Rejects oversized bodies (413) and non-JSON writes to the API (415) before any parsing."""
+
+    def __init__(self, app: ASGIApp, limit_for_path: Callable[[str], int], json_prefix: str = "/serviceapi") -> None:
+        self.app = app
+        self.limit_for_path = limit_for_path
+        self.json_prefix = json_prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in {"POST", "PUT", "PATCH"}:
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        headers = dict(scope["headers"])
+        if path.startswith(self.json_prefix) and not self._is_webhook(path):
+            content_type = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
+            if content_type != "application/json":
+                await self._reject(
+                    scope,
+                    receive,
+                    send,
+                    415,
+                    "unsupported_media_type",
+                    "Send the body as Content-Type: application/json.",
+                )
+                return
+        limit = self.limit_for_path(path)
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._reject(
+                scope, receive, send, 413, "payload_too_large", f"The request body exceeds {limit} bytes."
+            )
+            return
+        # Buffer up to the limit so chunked bodies without Content-Length are bounded too.
+        chunks: list[bytes] = []
+        received = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > limit:
+                await self._reject(
+                    scope, receive, send, 413, "payload_too_large", f"The request body exceeds {limit} bytes."
+                )
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    def _is_webhook(path: str) -> bool:
+        # Chat interactions arrive form-encoded; webhooks verify their own bodies.
+        return "/webhooks/" in path
+
+    @staticmethod
+    async def _reject(scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str) -> None:
+        await error_response(status, code, message)(scope, receive, send)
