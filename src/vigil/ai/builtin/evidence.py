@@ -1,0 +1,70 @@
+"""Tolerant readers of skill outputs.
+
+Skill outputs are vendor-shaped (Defender's ``value``, Cloudflare's ``result``, Push's ``result``, hunting's
+``Results``) and may be wrapped by the skill's own output model. The scoring rules need records and fields,
+not envelopes, so these readers find them without assuming one exact shape, and never raise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Keys that hold the list of records, in the order they are tried; the first one present wins.
+_LIST_KEYS = (
+    "value",
+    "Results",
+    "results",
+    "alerts",
+    "machines",
+    "accounts",
+    "issues",
+    "entries",
+    "items",
+    "result",
+    "data",
+)
+#: Keys that hold a single record (a lookup by id or e-mail).
+_SINGLE_KEYS = ("account", "machine", "alert")
+
+
+def records(output: dict[str, Any] | None, _depth: int = 0) -> list[dict[str, Any]]:
+    """The records a skill returned (alerts, machines, rows, accounts, audit entries), possibly empty."""
+    if not output or _depth > 3:
+        return []
+    for key in _LIST_KEYS:
+        if key in output:
+            value = output[key]
+            if isinstance(value, list):
+                return [item for item in value if isinstance(item, dict)]
+            if isinstance(value, dict):
+                return records(value, _depth + 1)
+    for key in _SINGLE_KEYS:
+        value = output.get(key)
+        if isinstance(value, dict):
+            return [value]
+    return []
+
+
+def count(output: dict[str, Any] | None) -> int:
+    """The number of records, preferring an explicit ``count`` (the records may be a truncated page)."""
+    if output is not None:
+        declared = output.get("count")
+        if isinstance(declared, int) and not isinstance(declared, bool) and declared >= 0:
+            return declared
+    return len(records(output))
+
+
+def text(record: dict[str, Any], *names: str) -> str:
+    """The first present field among `names` as lower-case text (case-insensitive keys), or ""."""
+    lowered = {str(key).lower(): value for key, value in record.items()}
+    for name in names:
+        value = lowered.get(name.lower())
+        if value is not None and not isinstance(value, dict | list):
+            return str(value).strip().lower()
+    return ""
+
+
+def nested(record: dict[str, Any], name: str) -> dict[str, Any]:
+    """A sub-object (``action``, ``actor``, ``metadata``) or an empty dict when absent or not an object."""
+    value = record.get(name)
+    return value if isinstance(value, dict) else {}

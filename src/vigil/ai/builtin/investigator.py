@@ -1,0 +1,28 @@
+"""The rule-based analyst behind ``VIGIL_AI_MODEL=builtin``: offline, deterministic, explainable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vigil.ai.builtin.analysis import analyze
+from vigil.ai.builtin.classify import classify
+from vigil.ai.builtin.drafting import draft_playbook
+from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
+from vigil.investigations.entities import Entities
+from vigil.playbooks.schemas import PlaybookDefinition
+
+
+class BuiltinInvestigator:
+    """Classifies the alert, then drafts from the category's lookups and scores with documented rules."""
+
+    def draft_playbook(
+        self,
+        alert: AlertFacts,
+        entities: Entities,
+        available: Sequence[AvailableSkill],
+        chat_available: bool,
+    ) -> PlaybookDefinition:
+        return draft_playbook(classify(alert, entities), entities, available, chat_available)
+
+    def analyze(self, alert: AlertFacts, entities: Entities, evidence: Sequence[Evidence]) -> Analysis:
+        return analyze(alert, classify(alert, entities), entities, evidence)

@@ -1,0 +1,112 @@
+"""Typed inputs and outputs of the investigator: what any model (rule-based or LLM) sees and must return."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Category(StrEnum):
+    """What kind of alert this is; picks the playbook shape and the recommended actions."""
+
+    IDENTITY_SIGNIN = "identity_signin"
+    ENDPOINT_MALWARE = "endpoint_malware"
+    EDGE_WAF_CHANGE = "edge_waf_change"
+    ACCOUNT_CHANGE = "account_change"
+    PHISHING = "phishing"
+    GENERIC = "generic"
+
+
+class Verdict(StrEnum):
+    MALICIOUS = "malicious"
+    SUSPICIOUS = "suspicious"
+    BENIGN = "benign"
+    INCONCLUSIVE = "inconclusive"
+
+
+class Severity(StrEnum):
+    """Case severity, lowest first (the order is used for comparisons)."""
+
+    INFORMATIONAL = "informational"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+class Disposition(StrEnum):
+    PENDING = "pending"
+    TRUE_POSITIVE = "true_positive"
+    BENIGN_TRUE_POSITIVE = "benign_true_positive"
+    FALSE_POSITIVE = "false_positive"
+
+
+class EvidenceKind(StrEnum):
+    SKILL = "skill"
+    CHECKPOINT = "checkpoint"
+
+
+class EvidenceStatus(StrEnum):
+    OK = "ok"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+class CheckpointAnswer(StrEnum):
+    """The ``answer`` a checkpoint step records in its evidence output."""
+
+    CONFIRMED = "confirmed"
+    DENIED = "denied"
+    TIMEOUT = "timeout"
+
+
+class AlertFacts(BaseModel):
+    """The alert as the investigator sees it: identity, source and the body exactly as received."""
+
+    model_config = ConfigDict(frozen=True)
+
+    organization_code: str
+    alert_provider: str
+    alert_type: str
+    alert_content: str
+    alert_id: str
+
+
+class AvailableSkill(BaseModel):
+    """A skill the organization can run now (its integration is connected)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    skill_id: str
+    integration_id: str
+    writes: bool = False
+
+
+class Evidence(BaseModel):
+    """What one executed playbook step produced; the analysis reads nothing else."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step_name: str
+    kind: EvidenceKind
+    skill_id: str | None = None
+    status: EvidenceStatus
+    output: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class Analysis(BaseModel):
+    """The investigator's conclusion; becomes the case's verdict, severity and proposed disposition."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict: Verdict
+    severity: Severity
+    disposition: Disposition
+    confidence: float = Field(ge=0.0, le=1.0)
+    summary: str
+    key_findings: list[str] = []
+    recommended_actions: list[str] = []
+    category: Category
