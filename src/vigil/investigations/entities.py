@@ -123,7 +123,7 @@ _PLACEHOLDER_VALUES = frozenset({"", "-", "null", "none", "n/a", "na", "unknown"
 
 _URL_RE = re.compile(r"(?i)\b(?:https?|hxxps?|ftps?)://[^\s\"'<>`{}|\\^]{1,2048}")
 _IPV4_RE = re.compile(r"(?<![\w./])\d{1,3}(?:\.\d{1,3}){3}(?!\w|\.\d)")
-_IPV6_CANDIDATE_RE = re.compile(r"(?<![\w:.%])[0-9A-Fa-f:.]{2,45}(?![\w:.%])")
+_IPV6_CANDIDATE_RE = re.compile(r"(?<![\w:.%])[0-9A-Fa-f:.]{2,45}(?![\w:%]|\.\w)")
 _HEX_RE = re.compile(r"(?<![\w-])[0-9A-Fa-f]{32,128}(?![\w-])")
 _EMAIL_RE = re.compile(r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
 _DOMAIN_RE = re.compile(r"(?<![\w.@/-])(?:[A-Za-z0-9_-]{1,63}\.)+[A-Za-z]{2,24}(?![\w@-]|\.[\w-])")
@@ -240,7 +240,7 @@ class _Collector:
             return
         if name in _USER_KEYS or (name == "name" and _normalize_key(parent) in _USER_PARENT_KEYS):
             self._add_user(stripped)
-        identifier_key = name == "id" or name.endswith(("id", "ids"))
+        identifier_key = name == "id" or name.endswith(("id", "ids", "arn"))  # ids are not hashes
         self.scan_text(
             value,
             ips=not any(part in name for part in _NO_IP_KEY_PARTS),
@@ -335,8 +335,9 @@ class _Collector:
             if not _follows_version_word(text, match.start()):
                 self._add_ip(match.group())
         for match in _IPV6_CANDIDATE_RE.finditer(text):
-            if match.group().count(":") >= 2:
-                self._add_ip(match.group())
+            candidate = match.group().rstrip(".")
+            if candidate.count(":") >= 2:
+                self._add_ip(candidate)
 
     def _add_email(self, candidate: str) -> None:
         local, _, domain_part = candidate.rpartition("@")

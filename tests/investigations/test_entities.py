@@ -1,0 +1,209 @@
+"""Entity extraction from realistic alert bodies, free text, and hostile input."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.investigations import samples
+from vigil.investigations.entities import Entities, EntityKind, extract_entities
+
+
+def test_defender_alert_yields_machine_hashes_user_and_evidence_ip() -> None:
+    entities = extract_entities(samples.DEFENDER_ALERT)
+
+    assert entities.device_ids == [samples.DEFENDER_MACHINE_ID]
+    assert entities.hosts == ["ws-0142.corp.contoso.com"]
+    assert entities.sha1s == [samples.DEFENDER_SHA1]
+    assert entities.sha256s == [samples.DEFENDER_SHA256]
+    assert entities.ips == ["185.220.101.47"]
+    assert entities.users == ["jdoe", "jdoe@contoso.com"]
+    assert entities.emails == ["jdoe@contoso.com"]
+    assert entities.urls == ["http://billing-update.xyz/download/invoice.pdf.exe"]
+    assert entities.domains == ["billing-update.xyz"]
+
+
+def test_machine_id_is_a_device_id_not_a_sha1() -> None:
+    entities = extract_entities(samples.DEFENDER_ALERT)
+
+    assert samples.DEFENDER_MACHINE_ID not in entities.sha1s
+
+
+def test_keyed_host_name_is_not_also_reported_as_a_domain() -> None:
+    entities = extract_entities(samples.DEFENDER_ALERT)
+
+    assert "ws-0142.corp.contoso.com" not in entities.domains
+    assert "corp.contoso.com" not in entities.domains
+
+
+def test_cloudflare_change_yields_actor_email_and_ip_but_no_user_and_no_id_hashes() -> None:
+    entities = extract_entities(samples.CLOUDFLARE_WAF_CHANGE)
+
+    assert entities.emails == ["ops-admin@example.com"]
+    assert entities.ips == ["198.41.129.166"]
+    assert entities.users == []  # actor.email is an e-mail, not a user name
+    assert entities.md5s == []  # 32-hex account, zone and actor ids are identifiers
+    assert entities.domains == ["shop.example.com"]
+
+
+def test_okta_sign_in_yields_login_and_client_ip_but_not_the_browser_version() -> None:
+    entities = extract_entities(samples.OKTA_SIGNIN)
+
+    assert entities.users == ["alice.smith@contoso.com"]
+    assert entities.emails == ["alice.smith@contoso.com"]
+    assert entities.ips == ["91.214.124.19"]  # not Chrome/120.0.0.0
+
+
+def test_entra_sign_in_yields_upn_and_ipv6_address() -> None:
+    entities = extract_entities(samples.ENTRA_SIGNIN)
+
+    assert entities.users == ["bob.jones@contoso.com"]
+    assert entities.ips == ["2a02:c207:3007:4512::1"]
+    assert entities.device_ids == []  # empty deviceId is not a device
+
+
+def test_guardduty_finding_yields_instance_role_user_and_addresses_public_first() -> None:
+    entities = extract_entities(samples.GUARDDUTY_FINDING)
+
+    assert entities.device_ids == ["i-0b2f5c4a3e1d9c876"]
+    assert entities.users == ["web-app-role"]
+    assert entities.ips == ["45.155.205.233", "54.210.12.9", "10.0.1.23"]
+    assert entities.domains == ["c2.malicious-panel.top"]
+    assert "ip-10-0-1-23.ec2.internal" in entities.hosts
+    assert entities.md5s == []  # the finding Id and its ARN are identifiers
+
+
+def test_free_text_yields_iocs_and_key_value_user_and_host() -> None:
+    entities = extract_entities(samples.FREE_TEXT)
+
+    assert entities.ips == ["8.8.4.4", "2001:4860:4860::8888", "192.0.2.10"]
+    assert entities.urls == ["https://cdn.badsite.ru/payload.ps1"]
+    assert entities.domains == ["cdn.badsite.ru"]
+    assert entities.md5s == ["44d88612fea8a8f36de82e1278abb02f"]
+    assert entities.users == ["contoso\\mallory"]
+    assert entities.hosts == ["ws-0099"]
+    assert entities.emails == ["soc@contoso.com"]
+
+
+def test_file_names_namespaces_and_version_strings_are_not_entities() -> None:
+    entities = extract_entities(samples.FREE_TEXT)
+
+    assert "invoice.pdf" not in entities.domains
+    assert "powershell.exe" not in entities.domains
+    assert "system.management.automation" not in entities.domains
+    assert "10.0.0.1" not in entities.ips
+    assert "12:30:45" not in entities.ips
+
+
+def test_defanged_indicators_are_refanged() -> None:
+    entities = extract_entities(samples.PHISHING_REPORT)
+
+    assert entities.urls == ["https://login-micros0ft-support.online/owa/verify?u=dave"]
+    assert entities.domains == ["login-micros0ft-support.online"]
+
+
+def test_email_domains_are_not_double_counted_as_domains() -> None:
+    entities = extract_entities("mail from a.b@contoso.com and c@evil.example.org")
+
+    assert entities.emails == ["a.b@contoso.com", "c@evil.example.org"]
+    assert entities.domains == []
+
+
+def test_public_addresses_sort_before_private_ones() -> None:
+    entities = extract_entities("10.0.0.5 172.16.0.1 9.9.9.9 1.1.1.1 fe80::1 2606:4700::1111")
+
+    assert entities.ips == ["1.1.1.1", "9.9.9.9", "2606:4700::1111", "10.0.0.5", "172.16.0.1", "fe80::1"]
+
+
+def test_invalid_and_unspecified_addresses_are_dropped() -> None:
+    entities = extract_entities("999.1.1.1 0.0.0.0 1.2.3.4.5 01.2.3.4 :: 8C:EC:4B:89:7E:73")
+
+    assert entities.ips == []
+
+
+def test_ipv4_mapped_ipv6_is_reported_as_ipv4() -> None:
+    assert extract_entities("peer ::ffff:8.8.8.8 connected").ips == ["8.8.8.8"]
+
+
+def test_lists_are_sorted_and_deduplicated_case_insensitively() -> None:
+    content = json.dumps({"a": "Alice@Contoso.com", "b": "alice@contoso.com", "sha1": "A" * 40, "x": "a" * 40})
+
+    entities = extract_entities(content)
+
+    assert entities.emails == ["alice@contoso.com"]
+    assert entities.sha1s == ["a" * 40]
+
+
+def test_invalid_json_is_scanned_as_text() -> None:
+    entities = extract_entities('{"ip": "8.8.8.8", broken')
+
+    assert entities.ips == ["8.8.8.8"]
+
+
+def test_empty_content_has_no_entities() -> None:
+    assert extract_entities("").is_empty()
+    assert extract_entities("{}").is_empty()
+
+
+def test_entities_of_kind_returns_the_named_field() -> None:
+    entities = extract_entities(samples.DEFENDER_ALERT)
+
+    assert entities.of(EntityKind.DEVICE_IDS) == entities.device_ids
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=2000))
+def test_any_text_is_extracted_without_raising(content: str) -> None:
+    assert isinstance(extract_entities(content), Entities)
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=80),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=20), children, max_size=5),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json_values)
+def test_any_json_document_is_extracted_without_raising(document: object) -> None:
+    assert isinstance(extract_entities(json.dumps(document)), Entities)
+
+
+def test_deeply_nested_json_does_not_raise() -> None:
+    content = "[" * 100_000 + "]" * 100_000
+
+    assert extract_entities(content).is_empty()
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "a.",
+        "a-",
+        "1.",
+        "1.1.",
+        "a@",
+        "a.a@",
+        "f:",
+        "ff:",
+        "f" * 33 + " ",
+        "a" * 70 + ".",
+        "http://",
+        "user=",
+        "x" * 64,
+        "[.]",
+        "a1-",
+    ],
+)
+def test_hostile_256_kib_input_is_extracted_in_bounded_time(unit: str) -> None:
+    content = (unit * (262_144 // len(unit) + 1))[:262_144]
+
+    started = time.perf_counter()
+    extract_entities(content)
+
+    assert time.perf_counter() - started < 3.0
