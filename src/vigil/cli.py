@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -154,18 +155,24 @@ def apikey_create(
 def apikey_list() -> None:
     """List API keys (prefix only)."""
     with _database() as database, database.read() as session:
-        table = Table("PREFIX", "NAME", "ORGS", "EXPIRES", "REVOKED", "LAST USED", "ID")
+        table = Table("NAME", "ORGS", "EXPIRES", "REVOKED", "LAST USED")
+        table.add_column("PREFIX", no_wrap=True)
+        table.add_column("ID", no_wrap=True)
         for key in auth_service.list_api_keys(session):
             table.add_row(
-                key.prefix + "…",
                 key.name,
                 ", ".join(key.organizations) if key.organizations else "all",
-                str(key.expires_at or "-"),
-                str(key.revoked_at or "-"),
-                str(key.last_used_at or "-"),
+                _when(key.expires_at),
+                _when(key.revoked_at),
+                _when(key.last_used_at),
+                key.prefix + "…",
                 str(key.key_uuid),
             )
         console.print(table)
+
+
+def _when(epoch: int | None) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC") if epoch else "-"
 
 
 @apikey_app.command("revoke")

@@ -1,0 +1,34 @@
+# The two commands of the README: `make run` and `make test`. Each creates the virtualenv it needs.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint check clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Vigil needs Python 3.11+"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+## Install and serve Vigil on http://127.0.0.1:8000 (SQLite in ./vigil-data; no other service needed).
+run: $(STAMP)
+	$(BIN)/vigil serve
+
+## Run the whole test suite against SQLite and PostgreSQL (starts local PostgreSQL if it is down).
+test: $(STAMP)
+	bash scripts/ensure-postgres.sh
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+## Static checks: ruff (lint + format) and mypy --strict.
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+check: lint test
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

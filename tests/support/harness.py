@@ -1,0 +1,65 @@
+"""A Vigil app on a private database plus helpers to set up tenants and keys for a test."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from vigil.app import create_app
+from vigil.auth import service as auth_service
+from vigil.auth.schemas import ApiKeyCreated
+from vigil.db.session import Database
+from vigil.orgs import service as orgs_service
+from vigil.settings import Settings
+
+
+class Harness:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.db = Database(settings)
+        self.app = create_app(settings, self.db)
+        self.client = TestClient(self.app, raise_server_exceptions=False)
+
+    def __enter__(self) -> Harness:
+        self.client.__enter__()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.client.__exit__(exc_type, exc, tb)
+        self.db.dispose()
+
+    def add_org(self, code: str, name: str | None = None) -> None:
+        with self.db.write() as session:
+            orgs_service.create_organization(session, code, name)
+
+    def add_key(self, *orgs: str, name: str = "test key", expires_in_days: int | None = None) -> ApiKeyCreated:
+        with self.db.write() as session:
+            return auth_service.create_api_key(
+                session, name=name, created_by="test", organization_codes=orgs, expires_in_days=expires_in_days
+            )
+
+    def revoke(self, key: ApiKeyCreated) -> None:
+        with self.db.write() as session:
+            auth_service.revoke_api_key(session, str(key.key_uuid))
+
+    @staticmethod
+    def alert_body(org: str = "ACME", provider: str = "cloudflare", **overrides: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "organization_code": org,
+            "alert_provider": provider,
+            "alert_type": "WAF rule disabled",
+            "alert_content": '{"actor": {"email": "jane@acme.example", "ip": "203.0.113.7"}}',
+        }
+        body.update(overrides)
+        return body
+
+    def post_alert(self, key: str, body: dict[str, Any] | None = None, **headers: str) -> Any:
+        return self.client.post(
+            "/serviceapi/alerts",
+            json=body if body is not None else self.alert_body(),
+            headers={"Cookie": f"Session={key}", **headers},
+        )
