@@ -1,0 +1,77 @@
+"""The catalog of every integration and skill Vigil ships, and its JSON form for the console and the LLM tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vigil.integrations.cloudflare import INTEGRATION as CLOUDFLARE
+from vigil.integrations.errors import UnknownIntegrationError, UnknownSkillError
+from vigil.integrations.framework import ConnectionField, Integration, Skill, registered_skills
+from vigil.integrations.microsoft_defender import INTEGRATION as MICROSOFT_DEFENDER
+from vigil.integrations.push_security import INTEGRATION as PUSH_SECURITY
+from vigil.integrations.slack import INTEGRATION as SLACK
+
+_INTEGRATIONS: tuple[Integration, ...] = (MICROSOFT_DEFENDER, CLOUDFLARE, SLACK, PUSH_SECURITY)
+
+
+def all_integrations() -> list[Integration]:
+    return list(_INTEGRATIONS)
+
+
+def get_integration(integration_id: str) -> Integration:
+    for integration in _INTEGRATIONS:
+        if integration.id == integration_id:
+            return integration
+    raise UnknownIntegrationError(integration_id)
+
+
+def all_skills() -> list[Skill]:
+    return registered_skills()
+
+
+def get_skill(skill_id: str) -> Skill:
+    for declared in registered_skills():
+        if declared.id == skill_id:
+            return declared
+    raise UnknownSkillError(skill_id)
+
+
+def field_json(f: ConnectionField) -> dict[str, Any]:
+    return {
+        "name": f.name,
+        "label": f.label,
+        "type": f.type,
+        "secret": f.secret,
+        "required": f.required,
+        "help": f.help,
+        "auth_methods": list(f.auth_methods),
+        "choices": list(f.choices),
+        "default": f.default,
+    }
+
+
+def skill_json(s: Skill) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "integration_id": s.integration_id,
+        "purpose": s.purpose,
+        "permissions": list(s.permissions),
+        "writes": s.writes,
+        "input_schema": s.input_model.model_json_schema(),
+        "output_schema": s.output_model.model_json_schema(mode="serialization"),
+    }
+
+
+def catalog_json() -> list[dict[str, Any]]:
+    """Everything the console's Integrations and Skills tabs show, derived from the declarations."""
+    return [
+        {
+            "id": integration.id,
+            "name": integration.name,
+            "description": integration.description,
+            "auth_method_field": integration.auth_method_field,
+            "fields": [field_json(f) for f in integration.fields],
+            "skills": [skill_json(s) for s in integration.skills],
+        }
+        for integration in _INTEGRATIONS
+    ]

@@ -1,0 +1,268 @@
+"""Declarations every integration is built from: connection fields, skills (typed async functions registered by
+a decorator), the integration itself and the connection-test result.
+
+The console's forms, the Skills tab, the LLM tool schema and input validation all derive from these, so a new
+skill is one decorated function in its vendor folder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal, TypeVar, get_type_hints
+
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from vigil.integrations.errors import IntegrationError, UnknownIntegrationError, UnknownSkillError
+from vigil.integrations.http import OutboundClient
+
+__all__ = [
+    "ConnectionField",
+    "ConnectionTestResult",
+    "Endpoints",
+    "FieldType",
+    "Integration",
+    "IntegrationError",
+    "Skill",
+    "SkillContext",
+    "SkillInput",
+    "SkillOutput",
+    "UnknownIntegrationError",
+    "UnknownSkillError",
+    "VendorRecord",
+    "VendorStrEnum",
+    "optional",
+    "registered_skills",
+    "skill",
+]
+
+FieldType = Literal["text", "secret", "url", "email"]
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+@dataclass(frozen=True)
+class ConnectionField:
+    """One value a connection stores. ``auth_methods`` empty means the field applies to every auth method."""
+
+    name: str
+    label: str
+    type: FieldType
+    help: str
+    secret: bool = False
+    required: bool = True
+    auth_methods: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    default: str | None = None
+    pattern: str | None = None
+    """Regular expression a non-empty value must match (e.g. Slack bot tokens start with ``xoxb-``)."""
+
+    def applies_to(self, auth_method: str | None) -> bool:
+        return not self.auth_methods or auth_method is None or auth_method in self.auth_methods
+
+    def problem(self, value: str | None) -> str | None:
+        """Why ``value`` is unacceptable for this field, or None. Never echoes the value (it may be a secret)."""
+        if value is None or not value.strip():
+            return f"{self.label} is required." if self.required and self.default is None else None
+        text = value.strip()
+        if self.choices and text not in self.choices:
+            return f"{self.label} must be one of: {', '.join(self.choices)}."
+        if self.type == "url" and not text.startswith(("https://", "http://")):
+            return f"{self.label} must be a URL starting with https://."
+        if self.type == "email" and not _EMAIL.match(text):
+            return f"{self.label} must be an email address."
+        if self.pattern and not re.match(self.pattern, text):
+            return f"{self.label} has the wrong format."
+        return None
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Vendor base URLs; defaults are the public hosts, overridden by settings (and by tests, to loopback fakes)."""
+
+    mde_auth_url: str = "https://login.microsoftonline.com"
+    mde_api_url: str = "https://api.securitycenter.microsoft.com"
+    edge_api_url: str = "https://api.cloudflare.com"
+    chat_api_url: str = "https://slack.com/api"
+
+
+@dataclass
+class SkillContext:
+    """What a skill or connection test may use: decrypted field values, a stable connection key and the HTTP layer."""
+
+    values: Mapping[str, str]
+    connection_key: str
+    endpoints: Endpoints
+    http: OutboundClient
+
+    def value(self, name: str, default: str | None = None) -> str | None:
+        """A field value with surrounding whitespace removed; empty counts as missing."""
+        raw = self.values.get(name)
+        text = raw.strip() if isinstance(raw, str) else ""
+        return text or default
+
+    def require(self, name: str, label: str) -> str:
+        """A field value the call cannot go without; missing is a permanent configuration error."""
+        text = self.value(name)
+        if text is None:
+            raise IntegrationError(
+                "missing_connection_field",
+                f"The connection has no {label}.",
+                cause=f"{label} missing",
+                remedy=f"Edit the connection and enter the {label}.",
+            )
+        return text
+
+
+class SkillInput(BaseModel):
+    """Base for skill inputs: unknown keys are rejected so a typo in a playbook fails loudly."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class SkillOutput(BaseModel):
+    """Base for skill outputs (serialised with field names, which are what playbooks reference)."""
+
+
+class VendorRecord(BaseModel):
+    """A record parsed from a vendor's camelCase JSON but exposed to playbooks with snake_case names."""
+
+    model_config = ConfigDict(
+        alias_generator=AliasGenerator(validation_alias=to_camel),
+        validate_by_name=True,
+        validate_by_alias=True,
+        extra="ignore",
+    )
+
+
+class VendorStrEnum(StrEnum):
+    """Enum of vendor values that also accepts any letter case, since templates and LLMs write "high"."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> VendorStrEnum | None:
+        if isinstance(value, str):
+            for member in cls:
+                if member.value.lower() == value.lower():
+                    return member
+        return None
+
+
+def optional(description: str, default: Any = None) -> Any:
+    """A described field with a default, the common case for vendor record attributes and filters."""
+    return Field(default=default, description=description)
+
+
+class ConnectionTestResult(BaseModel):
+    """Outcome of Authenticate/Test on a connection, shown to the user as cause + remedy."""
+
+    ok: bool = Field(description="True when the vendor accepted the credentials.")
+    status_code: int | None = Field(default=None, description="HTTP status of the failing vendor response.")
+    cause: str | None = Field(default=None, description="Why the test failed, in the vendor's terms.")
+    remedy: str | None = Field(default=None, description="What the user should do to fix it.")
+    detail: str | None = Field(default=None, description="Extra context: account/team on success, vendor message.")
+
+
+InputT = TypeVar("InputT", bound=BaseModel)
+OutputT = TypeVar("OutputT", bound=BaseModel)
+SkillFunc = Callable[[SkillContext, Any], Awaitable[BaseModel]]
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A registered skill: display id (as in the seed), purpose, vendor permissions and typed input/output."""
+
+    id: str
+    integration_id: str
+    purpose: str
+    permissions: tuple[str, ...]
+    writes: bool
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+    func: SkillFunc
+
+
+_REGISTRY: dict[str, Skill] = {}
+
+
+TypedSkillFunc = Callable[[SkillContext, InputT], Awaitable[OutputT]]
+
+
+def skill(
+    *, integration: str, id: str, purpose: str, permissions: tuple[str, ...], writes: bool
+) -> Callable[[TypedSkillFunc[InputT, OutputT]], TypedSkillFunc[InputT, OutputT]]:
+    """Register an ``async def f(ctx: SkillContext, params: In) -> Out``; models are read from its annotations."""
+
+    def register(func: TypedSkillFunc[InputT, OutputT]) -> TypedSkillFunc[InputT, OutputT]:
+        hints = get_type_hints(func)
+        params = [name for name in hints if name != "return"]
+        if len(params) != 2:
+            raise TypeError(f"skill {id!r} must take (ctx: SkillContext, params: <input model>)")
+        input_model, output_model = hints[params[1]], hints["return"]
+        for model in (input_model, output_model):
+            if not (isinstance(model, type) and issubclass(model, BaseModel)):
+                raise TypeError(f"skill {id!r}: input and output must be pydantic models")
+        if id in _REGISTRY:
+            raise ValueError(f"duplicate skill id {id!r}")
+        _REGISTRY[id] = Skill(
+            id=id,
+            integration_id=integration,
+            purpose=purpose,
+            permissions=permissions,
+            writes=writes,
+            input_model=input_model,
+            output_model=output_model,
+            func=func,
+        )
+        return func
+
+    return register
+
+
+def registered_skills() -> list[Skill]:
+    """Every skill registered so far, in registration order (import the vendor packages first)."""
+    return list(_REGISTRY.values())
+
+
+ConnectionTest = Callable[[SkillContext], Awaitable[ConnectionTestResult]]
+
+
+@dataclass(frozen=True)
+class Integration:
+    """A vendor integration: connection fields, how to test a connection, and (from the registry) its skills."""
+
+    id: str
+    name: str
+    description: str
+    fields: tuple[ConnectionField, ...]
+    test: ConnectionTest
+    auth_method_field: str | None = None
+
+    @property
+    def skills(self) -> list[Skill]:
+        return [s for s in _REGISTRY.values() if s.integration_id == self.id]
+
+    def auth_method(self, values: Mapping[str, str]) -> str | None:
+        """The chosen auth method (or the field's default), for integrations that offer more than one."""
+        if self.auth_method_field is None:
+            return None
+        chooser = next(f for f in self.fields if f.name == self.auth_method_field)
+        chosen = (values.get(chooser.name) or "").strip()
+        return chosen or chooser.default
+
+    def fields_for(self, auth_method: str | None) -> tuple[ConnectionField, ...]:
+        return tuple(f for f in self.fields if f.applies_to(auth_method))
+
+    def validate_values(self, values: Mapping[str, str]) -> dict[str, str]:
+        """Problems by field name for the fields the chosen auth method uses; empty when the values are usable."""
+        method = self.auth_method(values)
+        problems: dict[str, str] = {}
+        for f in self.fields_for(method):
+            problem = f.problem(values.get(f.name))
+            if problem is not None:
+                problems[f.name] = problem
+        return problems
+
+    def secret_field_names(self) -> frozenset[str]:
+        return frozenset(f.name for f in self.fields if f.secret)

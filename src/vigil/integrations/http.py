@@ -1,0 +1,334 @@
+"""The one outbound HTTP layer every integration uses: timeouts, retries with jittered backoff honouring
+``Retry-After``, per-key rate limiting and a token cache, so vendor clients only describe requests and map errors.
+
+Secrets travel in headers, bodies and (for Slack webhooks) URL paths, so this module logs only method, host and
+status, never URLs, headers or bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from vigil.integrations.errors import IntegrationError
+from vigil.integrations.pagination import PageInfo, collect_pages, follow_odata_next_links
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "IDEMPOTENT_METHODS",
+    "OutboundClient",
+    "PageInfo",
+    "RateLimit",
+    "RateLimiter",
+    "RetryPolicy",
+    "TokenCache",
+    "collect_pages",
+    "follow_odata_next_links",
+    "get_outbound_client",
+    "json_or_none",
+    "parse_retry_after",
+]
+
+logger = logging.getLogger("vigil.integrations.http")
+
+DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=30.0, write=30.0, pool=5.0)
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to retry: ``max_attempts`` counts the first try; delays are full-jitter exponential backoff."""
+
+    max_attempts: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    max_retry_after: float = 120.0
+    """A ``Retry-After`` longer than this is not waited for: the last response goes back to the caller instead."""
+
+    def backoff(self, attempt: int) -> float:
+        """Full jitter (AWS architecture blog): uniform in [0, min(cap, base * 2**(attempt-1)))."""
+        return random.uniform(0.0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))  # noqa: S311
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """A vendor's request budget: ``rate`` requests per second sustained, ``burst`` back-to-back when idle.
+
+    ``rate`` is also a hard ceiling over any rolling second (plus ``guard`` seconds of slack for network jitter),
+    because vendors such as Push Security count requests per second, not per token bucket.
+    """
+
+    rate: float
+    burst: int
+    guard: float = 0.05
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header given as delta-seconds or an HTTP date; None if absent/bad."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+class RateLimiter:
+    """GCRA token bucket plus a rolling one-second ceiling, shared by every caller of one key.
+
+    Reservation is a short critical section under a thread lock (no awaits), so one limiter is safe across event
+    loops and worker threads; callers then sleep outside the lock until their reserved slot.
+    """
+
+    def __init__(self, limit: RateLimit, clock: Callable[[], float] = time.monotonic) -> None:
+        if limit.rate <= 0 or limit.burst < 1:
+            raise ValueError("rate must be > 0 and burst >= 1")
+        self._limit = limit
+        self._clock = clock
+        self._interval = 1.0 / limit.rate
+        self._tolerance = (limit.burst - 1) * self._interval
+        self._ceiling = max(1, int(limit.rate))
+        self._tat = 0.0
+        self._recent: deque[float] = deque(maxlen=self._ceiling)
+        self._lock = threading.Lock()
+
+    def reserve(self) -> float:
+        """Claim the next free send slot and return how long to wait for it."""
+        with self._lock:
+            now = self._clock()
+            start = max(now, self._tat - self._tolerance)
+            if len(self._recent) == self._ceiling:
+                start = max(start, self._recent[0] + 1.0 + self._limit.guard)
+            self._tat = max(self._tat, start) + self._interval
+            self._recent.append(start)
+            return start - now
+
+    async def acquire(self) -> None:
+        delay = self.reserve()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+@dataclass
+class _CachedToken:
+    value: str
+    refresh_at: float
+
+
+TokenFetcher = Callable[[], Awaitable[tuple[str, float]]]
+
+
+class TokenCache:
+    """Bearer tokens by key, reused until shortly before expiry; one fetch at a time per key and event loop.
+
+    The refresh margin is ``min(margin, 10% of lifetime)`` so a normal 3599 s token refreshes a minute early while
+    very short-lived tokens are still reused.
+    """
+
+    def __init__(self, margin: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._margin = margin
+        self._clock = clock
+        self._tokens: dict[str, _CachedToken] = {}
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _fresh(self, key: str) -> str | None:
+        cached = self._tokens.get(key)
+        if cached is not None and self._clock() < cached.refresh_at:
+            return cached.value
+        return None
+
+    def _lock(self, key: str) -> asyncio.Lock:
+        per_loop = self._locks.setdefault(asyncio.get_running_loop(), {})
+        return per_loop.setdefault(key, asyncio.Lock())
+
+    async def get(self, key: str, fetch: TokenFetcher) -> str:
+        """Return a valid token for ``key``, calling ``fetch`` (-> token, expires_in seconds) only when needed."""
+        token = self._fresh(key)
+        if token is not None:
+            return token
+        async with self._lock(key):
+            token = self._fresh(key)
+            if token is not None:
+                return token
+            value, expires_in = await fetch()
+            lifetime = max(0.0, expires_in)
+            refresh_at = self._clock() + lifetime - min(self._margin, lifetime * 0.1)
+            self._tokens[key] = _CachedToken(value=value, refresh_at=refresh_at)
+            return value
+
+    def invalidate(self, key: str, token: str) -> None:
+        """Forget ``token`` (e.g. after a 401); a token another caller already refreshed is kept."""
+        cached = self._tokens.get(key)
+        if cached is not None and cached.value == token:
+            del self._tokens[key]
+
+
+class OutboundClient:
+    """Process-wide outbound HTTP: one pooled ``httpx.AsyncClient`` (per event loop), retries and rate limits.
+
+    Vendor clients get the final ``httpx.Response`` (2xx or the last failing one) and map status/body to
+    ``IntegrationError`` themselves; only transport failures that outlive the retries are raised here.
+    """
+
+    def __init__(
+        self,
+        *,
+        retry: RetryPolicy | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        tokens: TokenCache | None = None,
+        user_agent: str = "vigil/0.1 (+integrations)",
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self.tokens = tokens or TokenCache()
+        self._user_agent = user_agent
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._limiters: dict[str, RateLimiter] = {}
+        self._limiters_lock = threading.Lock()
+
+    def _client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            client = httpx.AsyncClient(
+                timeout=self.timeout, follow_redirects=False, headers={"User-Agent": self._user_agent}
+            )
+            self._clients[loop] = client
+        return client
+
+    def limiter(self, key: str, limit: RateLimit) -> RateLimiter:
+        """The limiter shared by every request made with ``key`` (created on first use)."""
+        with self._limiters_lock:
+            limiter = self._limiters.get(key)
+            if limiter is None:
+                limiter = self._limiters[key] = RateLimiter(limit)
+            return limiter
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        data: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        rate_limit: RateLimit | None = None,
+        limiter_key: str | None = None,
+        idempotent: bool | None = None,
+    ) -> httpx.Response:
+        """Send one logical request, retrying 429 always and 5xx/timeouts only when the request is idempotent.
+
+        A request that never reached the server (connect error, pool timeout) is always safe to retry. ``idempotent``
+        defaults from the method; pass True for read-only POSTs (token, hunting query, auth.test).
+        """
+        method = method.upper()
+        retry_unsafe = method in IDEMPOTENT_METHODS if idempotent is None else idempotent
+        limiter = self.limiter(limiter_key or httpx.URL(url).host, rate_limit) if rate_limit else None
+        host = httpx.URL(url).host
+        policy = self.retry
+        for attempt in range(1, policy.max_attempts + 1):
+            last = attempt == policy.max_attempts
+            if limiter is not None:
+                await limiter.acquire()
+            try:
+                response = await self._client().request(
+                    method, url, headers=headers, params=params, json=json, data=data, content=content
+                )
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+                if last:
+                    raise _transport_error(host, exc) from None
+                delay = policy.backoff(attempt)
+            except httpx.TransportError as exc:
+                if last or not retry_unsafe:
+                    raise _transport_error(host, exc) from None
+                delay = policy.backoff(attempt)
+            else:
+                retryable = response.status_code == 429 or (
+                    retry_unsafe and response.status_code in RETRYABLE_SERVER_STATUSES
+                )
+                if not retryable or last:
+                    return response
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                delay = policy.backoff(attempt) if retry_after is None else retry_after
+                if delay > policy.max_retry_after:
+                    return response
+                await response.aclose()
+                logger.warning(
+                    "outbound retry method=%s host=%s status=%s attempt=%d delay=%.3fs",
+                    method, host, response.status_code, attempt, delay,
+                )
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable: the last attempt always returns or raises")
+
+    async def aclose(self) -> None:
+        """Close the pooled client of the running event loop."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
+    async def __aenter__(self) -> OutboundClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def _transport_error(host: str, exc: httpx.TransportError) -> IntegrationError:
+    timed_out = isinstance(exc, httpx.TimeoutException)
+    logger.warning("outbound failure host=%s error=%s", host, type(exc).__name__)
+    return IntegrationError(
+        "vendor_timeout" if timed_out else "vendor_unreachable",
+        f"{host} {'did not answer in time' if timed_out else 'could not be reached'} ({type(exc).__name__}).",
+        cause="Service unreachable" if not timed_out else "Service timed out",
+        remedy=f"Check that Vigil can reach {host} (network, proxy, configured base URL) and retry later.",
+        transient=True,
+    )
+
+
+_shared: OutboundClient | None = None
+_shared_lock = threading.Lock()
+
+
+def get_outbound_client() -> OutboundClient:
+    """The process-wide client, so every connection shares one connection pool, token cache and limiter set."""
+    global _shared  # noqa: PLW0603 - a deliberate process singleton
+    with _shared_lock:
+        if _shared is None:
+            _shared = OutboundClient()
+        return _shared
+
+
+def json_or_none(response: httpx.Response) -> Any:
+    """The decoded JSON body, or None when the body is empty or not JSON (error pages, plain-text codes)."""
+    try:
+        return response.json()
+    except ValueError:
+        return None

@@ -1,0 +1,107 @@
+"""Run a skill from untyped playbook/LLM inputs, and test a connection without ever raising for vendor failures."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from vigil.integrations.catalog import get_integration, get_skill
+from vigil.integrations.errors import IntegrationError
+from vigil.integrations.framework import ConnectionTestResult, SkillContext
+
+logger = logging.getLogger("vigil.integrations.runner")
+
+_STRUCTURED_TYPE_ERRORS = frozenset({"list_type", "dict_type", "model_type", "model_attributes_type", "tuple_type"})
+
+
+def _drop_blank_optionals(model: type[BaseModel], raw: Mapping[str, object]) -> dict[str, object]:
+    """Template engines render unset values as "", which for an optional field means "not given"."""
+    cleaned: dict[str, object] = {}
+    for key, value in raw.items():
+        info = model.model_fields.get(key)
+        if info is not None and not info.is_required() and isinstance(value, str) and not value.strip():
+            continue
+        cleaned[key] = value
+    return cleaned
+
+
+def _decode_json_strings(raw: dict[str, object], error: ValidationError) -> dict[str, object] | None:
+    """Templates can only produce strings; a list/object field given a JSON string is decoded once."""
+    decoded = dict(raw)
+    changed = False
+    for item in error.errors():
+        loc = item["loc"]
+        if item["type"] not in _STRUCTURED_TYPE_ERRORS or len(loc) != 1:
+            continue
+        value = decoded.get(str(loc[0]))
+        if isinstance(value, str):
+            try:
+                decoded[str(loc[0])] = json.loads(value)
+            except ValueError:
+                continue
+            changed = True
+    return decoded if changed else None
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors(include_input=False, include_url=False):
+        where = ".".join(str(p) for p in item["loc"]) or "input"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def validate_inputs(model: type[BaseModel], raw_inputs: Mapping[str, object]) -> BaseModel:
+    """Coerce template strings into the skill's input model ("5" -> 5, "" -> unset, JSON text -> list/object)."""
+    raw = _drop_blank_optionals(model, raw_inputs)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as first:
+        retry = _decode_json_strings(raw, first)
+        try:
+            if retry is None:
+                raise first from None
+            return model.model_validate(retry)
+        except ValidationError as error:
+            raise IntegrationError(
+                "invalid_skill_input",
+                f"Invalid skill input: {_describe(error)}",
+                cause="Invalid skill input",
+                remedy="Fix the skill's inputs in the playbook step.",
+            ) from None
+
+
+async def run_skill(skill_id: str, ctx: SkillContext, raw_inputs: Mapping[str, object]) -> dict[str, object]:
+    """Validate inputs, run the skill and return its output as JSON-ready data (field names as keys)."""
+    declared = get_skill(skill_id)
+    params = validate_inputs(declared.input_model, raw_inputs)
+    output = await declared.func(ctx, params)
+    result: dict[str, Any] = output.model_dump(mode="json")
+    return result
+
+
+async def test_connection(integration_id: str, ctx: SkillContext) -> ConnectionTestResult:
+    """Authenticate/Test: configuration and vendor failures come back as a result with cause and remedy."""
+    integration = get_integration(integration_id)
+    problems = integration.validate_values(ctx.values)
+    if problems:
+        return ConnectionTestResult(
+            ok=False,
+            cause="Connection details incomplete",
+            remedy=" ".join(problems.values()),
+            detail=", ".join(sorted(problems)),
+        )
+    try:
+        return await integration.test(ctx)
+    except IntegrationError as error:
+        logger.info("connection test failed integration=%s code=%s", integration_id, error.code)
+        return ConnectionTestResult(
+            ok=False, status_code=error.status_code, cause=error.cause, remedy=error.remedy, detail=error.message
+        )
+
+
+test_connection.__test__ = False  # type: ignore[attr-defined]  # a product function, not a pytest test
