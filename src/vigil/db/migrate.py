@@ -18,7 +18,7 @@ def alembic_config(engine: Engine) -> Config:
     return config
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
+def upgrade(engine: Engine, revision: str = "heads") -> None:
     """Bring the schema to `revision`; safe to run from several processes (PostgreSQL advisory lock)."""
     config = alembic_config(engine)
     with engine.connect() as connection:
