@@ -126,9 +126,9 @@ def _source_severity(alert: AlertFacts) -> list[Signal]:
     raw = read.text(document, "severity")
     label = _severity_label(raw)
     if label == "high":
-        return [Signal(SOURCE_HIGH_POINTS, f"The source rated the alert {raw} severity")]
+        return [Signal(SOURCE_HIGH_POINTS, f"The source rated the alert's severity {raw}")]
     if label == "medium":
-        return [Signal(SOURCE_MEDIUM_POINTS, f"The source rated the alert {raw} severity")]
+        return [Signal(SOURCE_MEDIUM_POINTS, f"The source rated the alert's severity {raw}")]
     return []
 
 
@@ -198,12 +198,12 @@ def _hunting_spread(item: Evidence, alert: AlertFacts, entities: Entities) -> li
     machines = {read.text(row, "DeviceName", "DeviceId", "ComputerName", "MachineId") for row in rows} - {""}
     others = sorted(machine for machine in machines if machine.split(".")[0] not in own)
     if len(others) >= SPREAD_WIDE:
-        return [Signal(SPREAD_WIDE_POINTS, f"{item.step_name}: seen on {len(others)} other machines")]
+        return [Signal(SPREAD_WIDE_POINTS, f"'{item.step_name}' found {len(others)} other machines")]
     if others:
         listed = ", ".join(others)
-        return [Signal(SPREAD_POINTS, f"{item.step_name}: seen on {len(others)} other machine(s): {listed}")]
+        return [Signal(SPREAD_POINTS, f"'{item.step_name}' found {len(others)} other machine(s): {listed}")]
     if rows:
-        return [Signal(SPREAD_NONE_POINTS, f"{item.step_name}: seen on no other machine")]
+        return [Signal(SPREAD_NONE_POINTS, f"'{item.step_name}' found no other machine")]
     return []
 
 
