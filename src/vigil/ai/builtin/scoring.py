@@ -164,11 +164,8 @@ def _related_alerts(item: Evidence, alert: AlertFacts, entities: Entities) -> li
 
 def _machine_alerts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
     """Other Defender alerts on the device; the alert under investigation itself is not counted."""
-    others = [
-        record
-        for record in read.records(item.output)
-        if not (read.text(record, "id") and read.text(record, "id") in alert.alert_content.lower())
-    ]
+    content = alert.alert_content.lower()
+    others = [record for record in read.records(item.output) if not _is_this_alert(read.text(record, "id"), content)]
     severities = [read.text(record, "severity") for record in others]
     high = severities.count("high")
     medium = severities.count("medium")
@@ -180,6 +177,11 @@ def _machine_alerts(item: Evidence, alert: AlertFacts, entities: Entities) -> li
     if not others:
         return [Signal(MACHINE_NO_ALERT_POINTS, "Defender has no other alerts on the machine")]
     return []
+
+
+def _is_this_alert(alert_id: str, content: str) -> bool:
+    """Defender alert ids are long and unique; a short id could occur in any content by chance."""
+    return len(alert_id) >= 8 and alert_id in content
 
 
 def _machine_risk(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
