@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.investigations import samples
-from vigil.investigations.entities import Entities, EntityKind, extract_entities
+from vigil.investigations.entities import MAX_PER_KIND, Entities, EntityKind, extract_entities
 
 
 def test_defender_alert_yields_machine_hashes_user_and_evidence_ip() -> None:
@@ -207,3 +207,14 @@ def test_hostile_256_kib_input_is_extracted_in_bounded_time(unit: str) -> None:
     extract_entities(content)
 
     assert time.perf_counter() - started < 3.0
+
+
+def test_a_log_dump_keeps_at_most_the_cap_per_kind_in_bounded_time() -> None:
+    content = json.dumps([{"ip": f"10.{i % 256}.{i // 256}.1", "user": f"u{i}"} for i in range(6000)])
+
+    started = time.perf_counter()
+    entities = extract_entities(content)
+
+    assert time.perf_counter() - started < 3.0
+    assert len(entities.ips) == MAX_PER_KIND
+    assert len(entities.users) == MAX_PER_KIND
