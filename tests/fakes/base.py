@@ -1,0 +1,143 @@
+"""Shared machinery for loopback vendor fakes: request recording and "fail the next N requests" injection.
+
+Each vendor fake is a real HTTP server (run by ``tests.support.live_server.LiveServer``) that checks credentials
+the way the vendor does and answers with the vendor's documented bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from tests.support.live_server import LiveServer
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request exactly as the fake received it (header names lower-cased)."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+    @property
+    def params(self) -> dict[str, str]:
+        """Query parameters with one value each (the last one)."""
+        return {key: values[-1] for key, values in self.query.items()}
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def form(self) -> dict[str, str]:
+        return {key: values[-1] for key, values in parse_qs(self.body.decode(), keep_blank_values=True).items()}
+
+
+@dataclass
+class InjectedFailure:
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+    path_contains: str | None = None
+    plain_text: bool = False
+
+
+class FakeVendor(ABC):
+    """Base class: subclasses list their routes with ``self.route``; every request is recorded first."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self.requests: list[RecordedRequest] = []
+        self._failures: deque[InjectedFailure] = deque()
+        self._lock = threading.Lock()
+
+    # --- test controls -------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self._failures.clear()
+
+    def fail_next(
+        self,
+        count: int = 1,
+        *,
+        status: int,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        path_contains: str | None = None,
+        plain_text: bool = False,
+    ) -> None:
+        """Answer the next ``count`` matching requests with this documented error instead of the real handler."""
+        with self._lock:
+            for _ in range(count):
+                self._failures.append(
+                    InjectedFailure(status, body, dict(headers or {}), path_contains, plain_text)
+                )
+
+    def requests_to(self, path_fragment: str, method: str | None = None) -> list[RecordedRequest]:
+        return [r for r in self.requests if path_fragment in r.path and (method is None or r.method == method)]
+
+    # --- server plumbing -----------------------------------------------------------------------------------
+    @abstractmethod
+    def routes(self) -> list[Route]:
+        """The vendor's endpoints, each built with ``self.route`` so it is recorded and can be failed."""
+
+    def route(self, path: str, handler: Handler, methods: list[str]) -> Route:
+        async def endpoint(request: Request) -> Response:
+            body = await request.body()
+            recorded = RecordedRequest(
+                method=request.method,
+                path=request.url.path,
+                query=parse_qs(request.url.query, keep_blank_values=True),
+                headers={k.lower(): v for k, v in request.headers.items()},
+                body=body,
+                at=time.monotonic(),
+            )
+            with self._lock:
+                self.requests.append(recorded)
+                failure = self._take_failure(recorded.path)
+            if failure is not None:
+                if failure.plain_text:
+                    return PlainTextResponse(str(failure.body), failure.status, headers=failure.headers)
+                return JSONResponse(failure.body, failure.status, headers=failure.headers)
+            return await handler(request)
+
+        return Route(path, endpoint, methods=methods)
+
+    def _take_failure(self, path: str) -> InjectedFailure | None:
+        for failure in self._failures:
+            if failure.path_contains is None or failure.path_contains in path:
+                self._failures.remove(failure)
+                return failure
+        return None
+
+    def app(self) -> Starlette:
+        return Starlette(routes=self.routes())
+
+    @contextmanager
+    def serve(self) -> Iterator[FakeVendor]:
+        with LiveServer(self.app()) as server:
+            self.url = server.url
+            yield self
+
+
+async def form_of(request: Request) -> dict[str, str]:
+    """An urlencoded body as a dict (python-multipart is not a dependency, and Slack/Entra only use urlencoded)."""
+    return {k: v[-1] for k, v in parse_qs((await request.body()).decode(), keep_blank_values=True).items()}

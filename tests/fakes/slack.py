@@ -1,0 +1,180 @@
+"""Loopback fake of Slack's Web API (reference C.4/C.5) and incoming webhooks (C.6)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from tests.fakes.base import FakeVendor, form_of
+
+BOT_TOKEN = "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy"
+REVOKED_TOKEN = "xoxb-17653672481-19874698323-revokedrevokedrevoked"
+WEBHOOK_PATH = "/services/T0G9PQBBK/B0123ABCD/k3Yq8ZAbCdEfGhIjKlMnOpQr"
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+
+USERS: dict[str, dict[str, Any]] = {
+    "spengler@ghostbusters.example.com": {
+        "id": "W012A3CDE",
+        "team_id": "T0G9PQBBK",
+        "name": "spengler",
+        "deleted": False,
+        "color": "9f69e7",
+        "real_name": "Egon Spengler",
+        "tz": "America/Los_Angeles",
+        "tz_label": "Pacific Daylight Time",
+        "tz_offset": -25200,
+        "profile": {
+            "real_name": "Egon Spengler",
+            "display_name": "spengler",
+            "email": "spengler@ghostbusters.example.com",
+        },
+        "is_admin": True,
+        "is_owner": False,
+        "is_bot": False,
+        "is_app_user": False,
+        "updated": 1502138686,
+    },
+}
+
+
+class SlackFake(FakeVendor):
+    """Control: ``webhook_archived`` (410), ``fail_next(...)`` for 429/ratelimited and other errors."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reset()
+
+    def reset(self) -> None:
+        super().reset()
+        self.webhook_archived = False
+        self.webhook_messages: list[dict[str, Any]] = []
+        self.messages: dict[tuple[str, str], dict[str, Any]] = {}
+
+    @property
+    def webhook_url(self) -> str:
+        return self.url + WEBHOOK_PATH
+
+    @property
+    def api_url(self) -> str:
+        return self.url + "/api"
+
+    def routes(self) -> list[Route]:
+        return [
+            self.route("/api/auth.test", self.auth_test, ["POST"]),
+            self.route("/api/users.lookupByEmail", self.lookup_by_email, ["GET", "POST"]),
+            self.route("/api/conversations.open", self.conversations_open, ["POST"]),
+            self.route("/api/chat.postMessage", self.post_message, ["POST"]),
+            self.route("/api/chat.update", self.update, ["POST"]),
+            self.route("/services/{team}/{bot}/{secret}", self.webhook, ["POST"]),
+        ]
+
+    def _auth(self, request: Request) -> JSONResponse | None:
+        header = request.headers.get("authorization")
+        if not header:
+            return JSONResponse({"ok": False, "error": "not_authed"})
+        token = header.removeprefix("Bearer ")
+        if token == REVOKED_TOKEN:
+            return JSONResponse({"ok": False, "error": "token_revoked"})
+        if token != BOT_TOKEN:
+            return JSONResponse({"ok": False, "error": "invalid_auth"})
+        return None
+
+    async def _args(self, request: Request) -> dict[str, Any]:
+        if request.headers.get("content-type", "").startswith("application/json"):
+            body = await request.json()
+            return body if isinstance(body, dict) else {}
+        return {**dict(request.query_params), **await form_of(request)}
+
+    async def auth_test(self, request: Request) -> Response:
+        return self._auth(request) or JSONResponse(
+            {
+                "ok": True,
+                "url": "https://subarachnoid.slack.com/",
+                "team": "Subarachnoid Workspace",
+                "user": "bot",
+                "team_id": "T0G9PQBBK",
+                "user_id": "W23456789",
+                "bot_id": "BZYBOTHED",
+            }
+        )
+
+    async def lookup_by_email(self, request: Request) -> Response:
+        denied = self._auth(request)
+        if denied:
+            return denied
+        user = USERS.get(str((await self._args(request)).get("email", "")).lower())
+        if user is None:
+            return JSONResponse({"ok": False, "error": "users_not_found"})
+        return JSONResponse({"ok": True, "user": user})
+
+    async def conversations_open(self, request: Request) -> Response:
+        denied = self._auth(request)
+        if denied:
+            return denied
+        users = str((await self._args(request)).get("users", ""))
+        if not users:
+            return JSONResponse({"ok": False, "error": "users_list_not_supplied"})
+        if not any(u["id"] == users for u in USERS.values()):
+            return JSONResponse({"ok": False, "error": "user_not_found"})
+        return JSONResponse({"ok": True, "channel": {"id": "D069C7QFK"}})
+
+    async def post_message(self, request: Request) -> Response:
+        denied = self._auth(request)
+        if denied:
+            return denied
+        args = await self._args(request)
+        if not args.get("channel"):
+            return JSONResponse({"ok": False, "error": "channel_not_found"})
+        if not args.get("text") and not args.get("blocks"):
+            return JSONResponse({"ok": False, "error": "no_text"})
+        ts = f"{time.time():.6f}"
+        message = {
+            "text": args.get("text", ""),
+            "blocks": args.get("blocks"),
+            "bot_id": "BZYBOTHED",
+            "type": "message",
+            "subtype": "bot_message",
+            "ts": ts,
+        }
+        self.messages[(args["channel"], ts)] = message
+        return JSONResponse({"ok": True, "channel": args["channel"], "ts": ts, "message": message})
+
+    async def update(self, request: Request) -> Response:
+        denied = self._auth(request)
+        if denied:
+            return denied
+        args = await self._args(request)
+        key = (str(args.get("channel")), str(args.get("ts")))
+        if key not in self.messages:
+            return JSONResponse({"ok": False, "error": "message_not_found"})
+        self.messages[key].update(text=args.get("text", ""), blocks=args.get("blocks"))
+        return JSONResponse(
+            {
+                "ok": True,
+                "channel": key[0],
+                "ts": key[1],
+                "text": args.get("text", ""),
+                "message": {"text": args.get("text", ""), "user": "W23456789"},
+            }
+        )
+
+    async def webhook(self, request: Request) -> Response:
+        if request.url.path != WEBHOOK_PATH:
+            return PlainTextResponse("invalid_token", 403)
+        if self.webhook_archived:
+            return PlainTextResponse("channel_is_archived", 410)
+        try:
+            payload = json.loads(await request.body())
+        except ValueError:
+            return PlainTextResponse("invalid_payload", 400)
+        if not isinstance(payload, dict):
+            return PlainTextResponse("invalid_payload", 400)
+        if not payload.get("text") and not payload.get("blocks"):
+            return PlainTextResponse("no_text", 400)
+        self.webhook_messages.append(payload)
+        return PlainTextResponse("ok")
