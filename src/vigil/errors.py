@@ -76,3 +76,10 @@ class DatabaseUnavailable(VigilError):
     def __init__(self, message: str = "The database is unavailable; retry shortly.") -> None:
         super().__init__(message)
         self.headers["Retry-After"] = "5"
+
+
+class ServiceMisconfigured(VigilError):
+    """The operator's configuration is unusable (e.g. an invalid secret key); the message says what to fix."""
+
+    status_code = 500
+    code = "service_misconfigured"

@@ -6,7 +6,7 @@ from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -35,6 +35,17 @@ class Settings(BaseSettings):
     db_connect_timeout_seconds: int = Field(default=5, ge=1)
     db_pool_size: int = Field(default=10, ge=1)
     sqlite_busy_timeout_ms: int = Field(default=10_000, ge=0)
+
+    secret_key: SecretStr | None = Field(
+        default=None,
+        description="Fernet key(s) encrypting connection secrets, comma-separated, first one encrypts; "
+        "default: a key file <data_dir>/secret.key created on first use.",
+    )
+    # Vendor base URLs (defaults = vigil.integrations.framework.Endpoints); tests point them at loopback fakes.
+    mde_auth_url: str = "https://login.microsoftonline.com"
+    mde_api_url: str = "https://api.securitycenter.microsoft.com"
+    edge_api_url: str = "https://api.cloudflare.com"
+    chat_api_url: str = "https://slack.com/api"
 
     log_format: LogFormat = LogFormat.TEXT
     log_level: str = "INFO"
