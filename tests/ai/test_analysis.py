@@ -235,3 +235,33 @@ def test_analysis_is_deterministic() -> None:
 
     assert first == second
     assert first.model_dump_json() == second.model_dump_json()
+
+
+def test_skill_output_models_with_snake_case_fields_are_scored_like_vendor_json() -> None:
+    """The runner stores `output.model_dump(mode="json")`: list names and snake_case fields of the skills."""
+    evidence = [
+        _skill("List Machines", {"machines": [{"id": samples.DEFENDER_MACHINE_ID, "risk_score": "High"}], "count": 1}),
+        _skill(
+            "Find Account by Email", {"found": True, "accounts": [{"email": "a@contoso.com", "mfa_registered": False}]}
+        ),
+        _skill(
+            "Edge Get Account Audit Logs for Detections",
+            {
+                "entries": [
+                    {"id": "e1", "action": {"type": "change_setting"}, "metadata": {"name": "waf"}, "new_value": "off"}
+                ],
+                "page_info": {"page": 1},
+            },
+        ),
+        _skill(
+            "Get Edge Security Center Insights",
+            {"insights": [{"id": "i1", "severity": "Critical", "dismissed": False}]},
+        ),
+    ]
+
+    findings = _analyze(alerts.CLOUDFLARE, evidence).key_findings
+
+    assert "Defender rates the machine's risk High (+1.5)" in findings
+    assert "Push Security shows the user's account without MFA (+1.5)" in findings
+    assert "1 change(s) turned a security control down or off (+1.0)" in findings
+    assert "1 open critical Cloudflare security insight(s) (+1.0)" in findings

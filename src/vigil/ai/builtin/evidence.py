@@ -1,8 +1,9 @@
 """Tolerant readers of skill outputs.
 
-Skill outputs are vendor-shaped (Defender's ``value``, Cloudflare's ``result``, Push's ``result``, hunting's
-``Results``) and may be wrapped by the skill's own output model. The scoring rules need records and fields,
-not envelopes, so these readers find them without assuming one exact shape, and never raise.
+Skill outputs are the skills' output models dumped to JSON (``machines``, ``alerts``, ``accounts``,
+``entries``, ``insights``, ``results``; snake_case fields) but may also be raw vendor envelopes (Defender's
+``value``, Cloudflare's ``result``, hunting's ``Results``; camelCase fields). The scoring rules need records
+and fields, not envelopes, so these readers find them without assuming one exact shape, and never raise.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ _LIST_KEYS = (
     "alerts",
     "machines",
     "accounts",
+    "insights",
     "issues",
     "entries",
     "items",
@@ -54,11 +56,16 @@ def count(output: dict[str, Any] | None) -> int:
     return len(records(output))
 
 
+def _key(name: str) -> str:
+    """``riskScore``, ``risk_score`` and ``RiskScore`` are one field: vendor JSON vs. skill output models."""
+    return name.replace("_", "").lower()
+
+
 def text(record: dict[str, Any], *names: str) -> str:
-    """The first present field among `names` as lower-case text (case-insensitive keys), or ""."""
-    lowered = {str(key).lower(): value for key, value in record.items()}
+    """The first present field among `names` as lower-case text (case/underscore-insensitive keys), or ""."""
+    lowered = {_key(str(key)): value for key, value in record.items()}
     for name in names:
-        value = lowered.get(name.lower())
+        value = lowered.get(_key(name))
         if value is not None and not isinstance(value, dict | list):
             return str(value).strip().lower()
     return ""
