@@ -12,6 +12,10 @@ from vigil.alerts.router import router as alerts_router
 from vigil.auth.ratelimit import TokenBucketLimiter
 from vigil.console.router import router as console_router
 from vigil.db.session import Database
+from vigil.integrations.http import OutboundClient
+from vigil.integrations.router import router as integrations_router
+from vigil.integrations.secrets import SecretBox
+from vigil.integrations.service import endpoints_from_settings
 from vigil.orgs.router import router as orgs_router
 from vigil.settings import Settings, get_settings
 from vigil.web.errors import install_error_handlers
@@ -25,8 +29,9 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
     database = db or Database(settings)
 
     @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(running: FastAPI) -> AsyncIterator[None]:
         yield
+        await running.state.outbound.aclose()
         if db is None:
             database.dispose()
 
@@ -41,6 +46,9 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
     app.state.settings = settings
     app.state.db = database
     app.state.rate_limiter = TokenBucketLimiter(settings.rate_limit_per_second, settings.rate_limit_burst)
+    app.state.secret_box = SecretBox.from_settings(settings)
+    app.state.endpoints = endpoints_from_settings(settings)
+    app.state.outbound = OutboundClient()  # one pool, token cache and limiter set
 
     install_error_handlers(app)
     app.add_middleware(
@@ -54,5 +62,6 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
     app.include_router(health_router)
     app.include_router(orgs_router)
     app.include_router(alerts_router)
+    app.include_router(integrations_router)
     app.include_router(console_router)
     return app

@@ -1,0 +1,95 @@
+"""Request and response shapes of connections (integration instances). Secret values are never in a response."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MASK = "••••"
+NAME_MAX_LENGTH = 120
+DESCRIPTION_MAX_LENGTH = 2000
+
+
+def mask_secret(value: str) -> str:
+    """``••••`` plus the last 4 characters, enough to tell two keys apart; short values show no characters."""
+    return MASK + value[-4:] if len(value) >= 12 else MASK
+
+
+class ConnectionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    organization_code: str = Field(description="Organization the connection belongs to, e.g. ACME.")
+    integration_id: str = Field(description="Integration id from GET /serviceapi/integrations, e.g. cloudflare.")
+    name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, description="Instance name, unique per organization.")
+    description: str = Field(default="", max_length=DESCRIPTION_MAX_LENGTH)
+    auth_method: str | None = Field(
+        default=None, description="For integrations with several methods (Cloudflare: api_token or global_key)."
+    )
+    fields: dict[str, str] = Field(
+        default_factory=dict, description="Connection field values by field name (see the integration's fields)."
+    )
+    expires_at: int | None = Field(
+        default=None, gt=0, description="When the credentials expire (epoch seconds); an expired connection is unused."
+    )
+
+
+class ConnectionUpdate(BaseModel):
+    """PATCH: omitted attributes are kept. In ``fields``, an omitted or empty secret keeps the stored one and
+    ``null`` clears a value; ``expires_at: null`` removes the expiry."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, min_length=1, max_length=NAME_MAX_LENGTH)
+    description: str | None = Field(default=None, max_length=DESCRIPTION_MAX_LENGTH)
+    auth_method: str | None = None
+    fields: dict[str, str | None] = Field(default_factory=dict)
+    expires_at: int | None = Field(default=None, gt=0)
+
+
+class ConnectionOut(BaseModel):
+    connection_uuid: uuid.UUID
+    organization_code: str
+    organization_uuid: uuid.UUID
+    integration_id: str
+    integration_name: str
+    name: str
+    description: str
+    auth_method: str | None
+    fields: dict[str, str] = Field(description=f"Field values; secret ones masked as {MASK} + last 4 characters.")
+    secret_fields: list[str] = Field(description="Names of the secret fields that have a stored value.")
+    expires_at: int | None
+    expired: bool
+    webhook_token: str = Field(description="Token for this connection's inbound chat URLs (E4/E5 `?token=`).")
+    last_test_ok: bool | None
+    last_test_at: int | None
+    last_test_status_code: int | None
+    last_test_cause: str | None
+    last_test_remedy: str | None
+    last_test_detail: str | None
+    created_at: int
+    modified_at: int
+    created_by: str
+
+
+class ConnectionList(BaseModel):
+    connections: list[ConnectionOut]
+
+
+class ConnectionTestOut(BaseModel):
+    """Result of Authenticate/Test as stored on the connection."""
+
+    connection_uuid: uuid.UUID
+    ok: bool
+    tested_at: int
+    status_code: int | None = None
+    cause: str | None = None
+    remedy: str | None = None
+    detail: str | None = None
+
+
+class IntegrationCatalog(BaseModel):
+    integrations: list[dict[str, Any]] = Field(
+        description="Every integration: id, name, description, fields and skills with input/output JSON schemas."
+    )
