@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,30 +11,44 @@ from fastapi import FastAPI
 from vigil import __version__
 from vigil.alerts.router import router as alerts_router
 from vigil.auth.ratelimit import TokenBucketLimiter
+from vigil.cases.router import router as cases_router
 from vigil.console.router import router as console_router
 from vigil.db.session import Database
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.router import router as integrations_router
 from vigil.integrations.secrets import SecretBox
 from vigil.integrations.service import endpoints_from_settings
+from vigil.investigations.engine import Engine
 from vigil.orgs.router import router as orgs_router
+from vigil.playbooks.router import router as playbooks_router
 from vigil.settings import Settings, get_settings
 from vigil.web.errors import install_error_handlers
 from vigil.web.health import router as health_router
 from vigil.web.middleware import BodyGuardMiddleware, RequestContextMiddleware
 
 
-def create_app(settings: Settings | None = None, db: Database | None = None) -> FastAPI:
-    """The app does not migrate: `vigil serve` and `vigil db upgrade` do, before it starts."""
+def create_app(
+    settings: Settings | None = None, db: Database | None = None, *, engine: Engine | None = None
+) -> FastAPI:
+    """The app does not migrate: `vigil serve` and `vigil db upgrade` do, before it starts.
+
+    With an `engine`, this process also runs investigations (the in-process worker of `vigil serve`).
+    """
     settings = settings or get_settings()
     database = db or Database(settings)
 
     @asynccontextmanager
     async def lifespan(running: FastAPI) -> AsyncIterator[None]:
-        yield
-        await running.state.outbound.aclose()
-        if db is None:
-            database.dispose()
+        if engine is not None:
+            await asyncio.to_thread(engine.start)
+        try:
+            yield
+        finally:
+            if engine is not None:
+                await asyncio.to_thread(engine.stop)
+            await running.state.outbound.aclose()
+            if db is None:
+                database.dispose()
 
     app = FastAPI(
         title="Vigil",
@@ -49,6 +64,7 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
     app.state.secret_box = SecretBox.from_settings(settings)
     app.state.endpoints = endpoints_from_settings(settings)
     app.state.outbound = OutboundClient()  # one pool, token cache and limiter set
+    app.state.engine = engine
 
     install_error_handlers(app)
     app.add_middleware(
@@ -62,6 +78,8 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
     app.include_router(health_router)
     app.include_router(orgs_router)
     app.include_router(alerts_router)
+    app.include_router(cases_router)
+    app.include_router(playbooks_router)
     app.include_router(integrations_router)
     app.include_router(console_router)
     return app

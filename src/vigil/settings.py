@@ -47,6 +47,21 @@ class Settings(BaseSettings):
     edge_api_url: str = "https://api.cloudflare.com"
     chat_api_url: str = "https://slack.com/api"
 
+    ai_model: str = Field(default="builtin", description="`builtin` (offline rule-based analyst) or a model string.")
+    worker_concurrency: int = Field(default=8, ge=1, description="Investigations one process runs at once.")
+    queue_poll_seconds: float = Field(default=0.2, gt=0, description="How often workers look for queued work.")
+    max_auto_retries: int = Field(default=2, ge=0, description="Automatic re-runs after a transient failure.")
+    retry_backoff_seconds: float = Field(default=10.0, ge=0, description="First re-run delay; doubles each time.")
+    skill_retry_attempts: int = Field(default=3, ge=1, description="Tries per skill call on transient errors.")
+    skill_retry_backoff_seconds: float = Field(default=1.0, ge=0, description="First in-step retry delay.")
+    skill_timeout_seconds: float = Field(default=120.0, gt=0, description="Upper bound for one skill call.")
+    executor_id: str | None = Field(default=None, description="Stable worker identity; default host + role.")
+    heartbeat_seconds: float = Field(default=5.0, gt=0, description="How often a worker proves it is alive.")
+    dead_worker_seconds: float = Field(default=30.0, gt=0, description="Silence after which work is taken over.")
+    engine_step_delay_seconds: float = Field(
+        default=0.0, ge=0, description="Fault-injection only: sleep in every playbook step (crash tests)."
+    )
+
     log_format: LogFormat = LogFormat.TEXT
     log_level: str = "INFO"
 
@@ -61,6 +76,14 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.resolved_database_url.startswith("sqlite")
+
+    @property
+    def workflow_database_url(self) -> str:
+        """DBOS state: a sibling SQLite file (so intake and workers do not contend), or the same PostgreSQL."""
+        if self.is_sqlite:
+            app_db = Path(self.resolved_database_url.removeprefix("sqlite:///"))
+            return f"sqlite:///{app_db.with_name(app_db.stem + '-workflows.db')}"
+        return self.resolved_database_url
 
 
 def get_settings() -> Settings:

@@ -19,9 +19,10 @@ from vigil.alerts.schemas import (
     AlertPage,
 )
 from vigil.errors import ValidationFailed
+from vigil.investigations import service as investigations
 from vigil.metrics import ALERTS_INGESTED, INTAKE_REJECTED
 from vigil.settings import Settings
-from vigil.web.deps import DbDep, PrincipalDep, SettingsDep
+from vigil.web.deps import DbDep, EngineDep, PrincipalDep, SettingsDep
 from vigil.web.openapi import ERROR_RESPONSES
 
 router = APIRouter(prefix="/serviceapi/alerts", tags=["alerts"], responses=ERROR_RESPONSES)
@@ -49,6 +50,7 @@ def create_alert(
     db: DbDep,
     settings: SettingsDep,
     principal: PrincipalDep,
+    engine: EngineDep,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> AlertOut:
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY_LENGTH:
@@ -60,6 +62,8 @@ def create_alert(
     result = service.create_alert(db, principal, payload, _limits(settings), idempotency_key)
     if result.created:
         ALERTS_INGESTED.labels(result.alert.alert_provider).inc()
+        if engine is not None and result.alert.alert_type:
+            engine.wake()
     else:
         response.status_code = 200
     return AlertOut.model_validate(result.alert)
@@ -67,9 +71,11 @@ def create_alert(
 
 @router.post("/batch", summary="Create up to 500 alerts; one result per item")
 def create_alerts_batch(
-    payload: AlertBatchCreate, db: DbDep, settings: SettingsDep, principal: PrincipalDep
+    payload: AlertBatchCreate, db: DbDep, settings: SettingsDep, principal: PrincipalDep, engine: EngineDep
 ) -> AlertBatchResult:
     results = service.create_alerts_batch(db, principal, payload.alerts, _limits(settings))
+    if engine is not None:
+        engine.wake()
     for item in results:
         if item.alert is not None:
             ALERTS_INGESTED.labels(item.alert.alert_provider).inc()
@@ -113,3 +119,13 @@ def get_alert(alert_ref: str, db: DbDep, principal: PrincipalDep) -> AlertDetail
         alert = service.get_alert(session, principal, alert_ref)
         timeline = [AlertEventOut.model_validate(e) for e in service.alert_timeline(session, alert)]
         return AlertDetail(**AlertOut.model_validate(alert).model_dump(), timeline=timeline)
+
+
+@router.post("/{alert_ref}/retry", summary="Re-run a Failed investigation (retry count + 1)")
+def retry_alert(alert_ref: str, db: DbDep, principal: PrincipalDep, engine: EngineDep) -> AlertOut:
+    with db.write() as session:
+        alert, attempt = investigations.request_retry(session, principal, alert_ref)
+        out = AlertOut.model_validate(alert)
+    if engine is not None:
+        engine.enqueue(out.alert_uuid, attempt)
+    return out

@@ -7,13 +7,12 @@ import binascii
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import Select, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -24,6 +23,7 @@ from vigil.alerts.schemas import AlertOut as AlertOutSchema
 from vigil.auth.schemas import Principal, organization_forbidden
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
+from vigil.db.upsert import increment_counter
 from vigil.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed, VigilError
 from vigil.orgs.models import Organization, Provider
 from vigil.orgs.service import get_enabled_provider, get_organization_by_code
@@ -257,7 +257,11 @@ def _replayed_alert(
 
 
 def _insert_alert(session: Session, principal: Principal, payload: AlertCreate, organization: Organization) -> Alert:
-    sequence = _next_sequence(session, organization.organization_uuid, payload.alert_provider)
+    sequence = increment_counter(
+        session,
+        AlertCounter,
+        {"organization_uuid": organization.organization_uuid, "alert_provider": payload.alert_provider},
+    )
     now = epoch_now()
     alert = Alert(
         alert_uuid=uuid.uuid4(),
@@ -290,22 +294,6 @@ def _insert_alert(session: Session, principal: Principal, payload: AlertCreate, 
     return alert
 
 
-def _next_sequence(session: Session, organization_uuid: uuid.UUID, provider: str) -> int:
-    """Atomic upsert-and-return: the counter row lock serializes writers, so ids are gap-free."""
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = (
-        insert(AlertCounter)
-        .values(organization_uuid=organization_uuid, alert_provider=provider, last_value=1)
-        .on_conflict_do_update(
-            index_elements=[AlertCounter.organization_uuid, AlertCounter.alert_provider],
-            set_={"last_value": AlertCounter.last_value + 1},
-        )
-        .returning(AlertCounter.last_value)
-    )
-    return int(session.execute(statement).scalar_one())
-
-
 def _scope_to_principal(
     session: Session, principal: Principal, query: Select[Alert], organization_code: str | None
 ) -> Select[Alert]:
@@ -317,3 +305,46 @@ def _scope_to_principal(
     if scope is not None:
         query = query.where(Alert.organization_uuid.in_(list(scope)))
     return query
+
+
+def transition(
+    session: Session,
+    alert_uuid: uuid.UUID,
+    *,
+    allowed_from: Collection[InvestigationStatus],
+    to: InvestigationStatus,
+    actor: str,
+    message: str = "",
+    **values: Any,
+) -> Alert | None:
+    """Move an alert between investigation states only from an allowed state (a conditional update).
+
+    Returns the alert, or None when it was not in an allowed state: a replayed step, a double click
+    or a second worker then changes nothing. Every change stamps modified_at and the timeline.
+    """
+    alert = session.scalar(select(Alert).where(Alert.alert_uuid == alert_uuid).with_for_update())
+    if alert is None or alert.investigation_status not in {int(s) for s in allowed_from}:
+        return None
+    previous = alert.investigation_status
+    now = epoch_now()
+    alert.investigation_status = int(to)
+    alert.modified_at = now
+    for name, value in values.items():
+        setattr(alert, name, value)
+    session.add(
+        AlertEvent(
+            alert_uuid=alert_uuid,
+            at=now,
+            actor=actor,
+            kind="status",
+            from_status=previous,
+            to_status=int(to),
+            message=message or f"{InvestigationStatus(previous).label} → {to.label}",
+        )
+    )
+    session.flush()
+    return alert
+
+
+def add_timeline_event(session: Session, alert_uuid: uuid.UUID, *, actor: str, kind: str, message: str) -> None:
+    session.add(AlertEvent(alert_uuid=alert_uuid, at=epoch_now(), actor=actor, kind=kind, message=message))

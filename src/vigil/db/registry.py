@@ -2,8 +2,20 @@
 
 from vigil.alerts import models as alerts_models
 from vigil.auth import models as auth_models
+from vigil.cases import models as cases_models
 from vigil.db.base import Base
 from vigil.integrations import models as integrations_models
+from vigil.investigations import models as investigations_models
 from vigil.orgs import models as orgs_models
+from vigil.playbooks import models as playbooks_models
 
-__all__ = ["Base", "alerts_models", "auth_models", "integrations_models", "orgs_models"]
+__all__ = [
+    "Base",
+    "alerts_models",
+    "auth_models",
+    "cases_models",
+    "integrations_models",
+    "investigations_models",
+    "orgs_models",
+    "playbooks_models",
+]

@@ -10,6 +10,7 @@ from vigil.auth import service as auth_service
 from vigil.auth.ratelimit import TokenBucketLimiter
 from vigil.auth.schemas import Principal
 from vigil.db.session import Database
+from vigil.investigations.engine import Engine
 from vigil.settings import Settings
 
 
@@ -42,6 +43,13 @@ def get_principal(request: Request, db: Annotated[Database, Depends(get_db)]) ->
     return principal
 
 
+def get_engine(request: Request) -> Engine | None:
+    """The in-process investigation engine, if this process runs one."""
+    engine: Engine | None = request.app.state.engine
+    return engine
+
+
 DbDep = Annotated[Database, Depends(get_db)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+EngineDep = Annotated["Engine | None", Depends(get_engine)]

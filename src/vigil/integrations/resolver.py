@@ -1,0 +1,47 @@
+"""The engine's view of an organization's connections: which integrations it has, and a skill context."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from vigil.db.base import epoch_now
+from vigil.integrations.framework import Endpoints, SkillContext
+from vigil.integrations.http import OutboundClient
+from vigil.integrations.models import Connection
+from vigil.integrations.secrets import SecretBox
+from vigil.integrations.service import skill_context_for
+
+
+@dataclass(frozen=True)
+class ConnectionsResolver:
+    box: SecretBox
+    endpoints: Endpoints
+    http: OutboundClient
+
+    def connected_integrations(self, session: Session, organization_uuid: uuid.UUID) -> set[str]:
+        """Integrations with at least one unexpired connection (what the AI may draft steps for)."""
+        now = epoch_now()
+        rows = session.execute(
+            select(Connection.integration_id).where(
+                Connection.organization_uuid == organization_uuid,
+                (Connection.expires_at.is_(None)) | (Connection.expires_at > now),
+            )
+        )
+        return {row[0] for row in rows}
+
+    def skill_context(
+        self, session: Session, organization_uuid: uuid.UUID, integration_id: str, connection_name: str | None
+    ) -> SkillContext | None:
+        return skill_context_for(
+            session,
+            organization_uuid,
+            integration_id,
+            connection_name,
+            box=self.box,
+            endpoints=self.endpoints,
+            http=self.http,
+        )

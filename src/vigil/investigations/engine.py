@@ -1,0 +1,269 @@
+"""Starts and stops the durable engine in a process (`vigil serve` or `vigil worker`).
+
+Three loops keep "no alert is ever lost" true:
+* the submitter moves Created alerts that have a type onto the queue, off the request path
+  (E1 only commits the alert row and wakes it);
+* on start, recovery re-enqueues Submitted/InProgress alerts whose workflow does not exist
+  (a crash between commit and enqueue), while DBOS itself resumes this executor's workflows;
+* the heartbeat stamps this executor as alive and takes over the pending workflows of any
+  executor silent for longer than `dead_worker_seconds` (one live worker claims each).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+
+from dbos import DBOS, DBOSConfig
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from vigil import __version__
+from vigil.ai.factory import get_investigator
+from vigil.alerts.constants import InvestigationStatus
+from vigil.alerts.models import Alert
+from vigil.alerts.service import transition
+from vigil.db.base import epoch_now
+from vigil.db.session import Database
+from vigil.errors import Conflict
+from vigil.integrations.bridge import AsyncBridge
+from vigil.investigations.models import WorkerHeartbeat
+from vigil.investigations.service import workflow_id_for
+from vigil.investigations.steps import ConnectionResolver, StepPolicy, StepRunner
+from vigil.investigations.workflow import QUEUE_NAME, EngineRuntime, enqueue_attempt, install_runtime
+from vigil.settings import Settings
+
+logger = logging.getLogger("vigil.engine")
+SUBMIT_BATCH = 200
+IDLE_SCAN_SECONDS = 2.0
+ORPHAN_SCAN_SECONDS = 60.0
+
+
+class Engine:
+    def __init__(self, settings: Settings, db: Database, resolver: ConnectionResolver, role: str) -> None:
+        self.settings = settings
+        self.db = db
+        self.resolver = resolver
+        self.executor_id = settings.executor_id or f"{socket.gethostname()}-{role}"
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._bridge: AsyncBridge | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._claim_executor_id()
+        self._bridge = AsyncBridge()
+        install_runtime(
+            EngineRuntime(
+                db=self.db,
+                investigator=get_investigator(self.settings.ai_model),
+                steps=StepRunner(
+                    db=self.db,
+                    bridge=self._bridge,
+                    resolver=self.resolver,
+                    policy=StepPolicy(
+                        retry_attempts=self.settings.skill_retry_attempts,
+                        retry_backoff_seconds=self.settings.skill_retry_backoff_seconds,
+                        timeout_seconds=self.settings.skill_timeout_seconds,
+                        fault_delay_seconds=self.settings.engine_step_delay_seconds,
+                    ),
+                ),
+                max_auto_retries=self.settings.max_auto_retries,
+                retry_backoff_seconds=self.settings.retry_backoff_seconds,
+            )
+        )
+        config: DBOSConfig = {
+            "name": "vigil",
+            "system_database_url": self.settings.workflow_database_url,
+            "executor_id": self.executor_id,
+            "application_version": __version__,
+            "notification_listener_polling_interval_sec": 0.2,
+            "log_level": "WARNING",
+        }
+        DBOS(config=config)
+        DBOS.launch()
+        DBOS.register_queue(
+            QUEUE_NAME,
+            worker_concurrency=self.settings.worker_concurrency,
+            polling_interval_sec=self.settings.queue_poll_seconds,
+        )
+        self.recover_orphans()
+        for target, name in ((self._submit_loop, "vigil-submitter"), (self._heartbeat_loop, "vigil-heartbeat")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        logger.info("engine started executor_id=%s", self.executor_id)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout=10)
+        DBOS.destroy(destroy_registry=False)
+        install_runtime(None)
+        if self._bridge is not None:
+            self._bridge.close()
+        logger.info("engine stopped executor_id=%s", self.executor_id)
+
+    def wake(self) -> None:
+        """Called after intake commits: submit without waiting for the next idle scan."""
+        self._wake.set()
+
+    def enqueue(self, alert_uuid: uuid.UUID, attempt: int) -> None:
+        enqueue_attempt(alert_uuid, attempt)
+
+    # -- submission and recovery -----------------------------------------------------------------
+
+    def submit_pending(self) -> int:
+        """Enqueue Created alerts that have a type, then mark them Submitted; returns how many."""
+        total = 0
+        while not self._stop.is_set():
+            with self.db.read() as session:
+                rows = session.execute(
+                    select(Alert.alert_uuid, Alert.investigation_retry_count)
+                    .where(Alert.investigation_status == InvestigationStatus.CREATED, Alert.alert_type.is_not(None))
+                    .order_by(Alert.id)
+                    .limit(SUBMIT_BATCH)
+                ).all()
+            if not rows:
+                return total
+            for alert_uuid, attempt in rows:
+                enqueue_attempt(alert_uuid, attempt)
+            with self.db.write() as session:
+                for alert_uuid, _attempt in rows:
+                    transition(
+                        session,
+                        alert_uuid,
+                        allowed_from={InvestigationStatus.CREATED},
+                        to=InvestigationStatus.SUBMITTED,
+                        actor="vigil:engine",
+                        message="Queued for investigation",
+                    )
+            total += len(rows)
+        return total
+
+    def recover_orphans(self) -> int:
+        """Re-enqueue Submitted/InProgress alerts whose workflow was never created (crash before enqueue)."""
+        recovered = 0
+        last_id = 0
+        while True:
+            with self.db.read() as session:
+                rows = session.execute(
+                    select(Alert.id, Alert.alert_uuid, Alert.investigation_retry_count)
+                    .where(
+                        Alert.investigation_status.in_(
+                            [InvestigationStatus.SUBMITTED, InvestigationStatus.IN_PROGRESS]
+                        ),
+                        Alert.id > last_id,
+                    )
+                    .order_by(Alert.id)
+                    .limit(SUBMIT_BATCH)
+                ).all()
+            if not rows:
+                return recovered
+            for row_id, alert_uuid, attempt in rows:
+                last_id = row_id
+                if DBOS.get_workflow_status(workflow_id_for(alert_uuid, attempt)) is None:
+                    enqueue_attempt(alert_uuid, attempt)
+                    recovered += 1
+            if recovered:
+                logger.warning("re-enqueued %s investigations that had no workflow", recovered)
+
+    def _submit_loop(self) -> None:
+        last_orphan_scan = time.monotonic()
+        while not self._stop.is_set():
+            self._wake.wait(IDLE_SCAN_SECONDS)
+            self._wake.clear()
+            try:
+                self.submit_pending()
+                if time.monotonic() - last_orphan_scan > ORPHAN_SCAN_SECONDS:
+                    last_orphan_scan = time.monotonic()
+                    self.recover_orphans()
+            except Exception:
+                logger.exception("submitting investigations failed; retrying")
+                self._stop.wait(1.0)
+
+    # -- liveness and takeover -------------------------------------------------------------------
+
+    def _claim_executor_id(self) -> None:
+        """Refuse to run twice under one executor id: DBOS would then resume one worker's work twice."""
+        now = epoch_now()
+        with self.db.write() as session:
+            row = session.get(WorkerHeartbeat, self.executor_id)
+            alive = row is not None and row.last_seen > now - self.settings.dead_worker_seconds
+            if alive and row is not None and (row.hostname, row.pid) != (socket.gethostname(), os.getpid()):
+                raise Conflict(
+                    f"Executor id {self.executor_id} is in use by pid {row.pid} on {row.hostname}; "
+                    "give each worker its own VIGIL_EXECUTOR_ID.",
+                    code="executor_id_in_use",
+                )
+            self._stamp(session, now)
+
+    def _stamp(self, session: Session, now: int) -> None:
+        row = session.get(WorkerHeartbeat, self.executor_id)
+        if row is None:
+            session.add(
+                WorkerHeartbeat(
+                    executor_id=self.executor_id,
+                    hostname=socket.gethostname(),
+                    pid=os.getpid(),
+                    started_at=now,
+                    last_seen=now,
+                )
+            )
+        else:
+            row.hostname, row.pid, row.last_seen = socket.gethostname(), os.getpid(), now
+
+    def take_over_dead_workers(self) -> list[str]:
+        """Claim executors whose heartbeat is stale (a conditional delete, so one claimer wins) and
+        have DBOS re-enqueue their pending workflows for whichever live worker dequeues them."""
+        threshold = epoch_now() - self.settings.dead_worker_seconds
+        with self.db.read() as session:
+            stale = list(
+                session.scalars(
+                    select(WorkerHeartbeat.executor_id).where(
+                        WorkerHeartbeat.last_seen < threshold, WorkerHeartbeat.executor_id != self.executor_id
+                    )
+                )
+            )
+        claimed = []
+        for executor_id in stale:
+            with self.db.write() as session:
+                result = session.execute(
+                    delete(WorkerHeartbeat).where(
+                        WorkerHeartbeat.executor_id == executor_id, WorkerHeartbeat.last_seen < threshold
+                    )
+                )
+            if getattr(result, "rowcount", 0) == 1:
+                handles = DBOS._recover_pending_workflows([executor_id])
+                logger.warning("took over %s workflows of dead executor %s", len(handles), executor_id)
+                claimed.append(executor_id)
+        return claimed
+
+    def _heartbeat_loop(self) -> None:
+        while not self._stop.wait(self.settings.heartbeat_seconds):
+            try:
+                with self.db.write() as session:
+                    self._stamp(session, epoch_now())
+                self.take_over_dead_workers()
+            except Exception:
+                logger.exception("heartbeat failed; retrying")
+
+
+def build_engine(settings: Settings, db: Database, role: str) -> Engine:
+    """The engine wired to real connections (decrypted per call) and the vendor endpoints in settings."""
+    from vigil.integrations.http import OutboundClient
+    from vigil.integrations.resolver import ConnectionsResolver
+    from vigil.integrations.secrets import SecretBox
+    from vigil.integrations.service import endpoints_from_settings
+
+    resolver = ConnectionsResolver(
+        box=SecretBox.from_settings(settings), endpoints=endpoints_from_settings(settings), http=OutboundClient()
+    )
+    return Engine(settings, db, resolver, role)

@@ -1,0 +1,46 @@
+"""Values passed between the durable workflow's steps (JSON-serialisable, recorded by DBOS)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from vigil.ai.schemas import AlertFacts, EvidenceStatus
+from vigil.investigations.entities import Entities
+from vigil.playbooks.schemas import PlaybookDefinition
+
+
+class InvestigationPlan(BaseModel):
+    """Everything an attempt needs after preparation: the alert, its entities, the playbook version."""
+
+    alert_uuid: uuid.UUID
+    attempt: int
+    facts: AlertFacts
+    entities: Entities
+    playbook_uuid: uuid.UUID
+    playbook_name: str
+    playbook_version: int
+    definition: PlaybookDefinition
+
+    def template_context(self) -> dict[str, Any]:
+        return {"alert": self.facts.model_dump(), "entities": self.entities.model_dump()}
+
+
+class StepRecord(BaseModel):
+    """What one playbook step did; becomes an `InvestigationStep` row and an `Evidence` item."""
+
+    position: int
+    name: str
+    kind: str
+    skill_id: str | None = None
+    connection_name: str | None = None
+    status: EvidenceStatus
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    output: dict[str, Any] | None = None
+    error: str | None = None
+    started_at: int
+    duration_ms: int = 0
+    fatal: bool = False
+    transient: bool = False

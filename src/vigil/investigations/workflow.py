@@ -1,0 +1,199 @@
+"""The durable investigation: one DBOS workflow per attempt, each stage a recorded step.
+
+If a worker dies mid-investigation, DBOS replays the workflow elsewhere: finished steps return
+their recorded results, and the interrupted step runs again (its evidence row is an upsert).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+
+from dbos import DBOS, SetWorkflowID
+from pydantic import TypeAdapter
+
+from vigil.ai.investigator import Investigator
+from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, EvidenceStatus
+from vigil.db.base import epoch_now
+from vigil.db.session import Database
+from vigil.integrations.catalog import all_skills
+from vigil.investigations import service
+from vigil.investigations.entities import Entities
+from vigil.investigations.schemas import InvestigationPlan, StepRecord
+from vigil.investigations.steps import INTERNAL_SKILLS, StepRunner
+from vigil.playbooks.schemas import AnalyzeStep, PlaybookDefinition
+
+logger = logging.getLogger("vigil.engine")
+QUEUE_NAME = "investigations"
+VIGIL_INTEGRATION = "vigil"
+
+
+@dataclass
+class EngineRuntime:
+    """What workflow code needs, installed by the engine when it starts in this process."""
+
+    db: Database
+    investigator: Investigator
+    steps: StepRunner
+    max_auto_retries: int
+    retry_backoff_seconds: float
+
+
+_runtime: EngineRuntime | None = None
+
+
+def install_runtime(runtime: EngineRuntime | None) -> None:
+    global _runtime  # noqa: PLW0603 - DBOS workflow functions are module-level; this is their context
+    _runtime = runtime
+
+
+def runtime() -> EngineRuntime:
+    if _runtime is None:
+        raise RuntimeError("the investigation engine is not running in this process")
+    return _runtime
+
+
+class InvestigationFailed(Exception):
+    """Ends an attempt as Failed; `transient` decides whether an automatic re-run is worth it."""
+
+    def __init__(self, reason: str, transient: bool) -> None:
+        super().__init__(reason, transient)
+        self.reason = reason
+        self.transient = transient
+
+
+@DBOS.workflow(name="vigil.investigate")
+def investigate(alert_uuid_text: str, attempt: int) -> str | None:
+    alert_uuid = uuid.UUID(alert_uuid_text)
+    try:
+        if not _start(alert_uuid_text, attempt):
+            logger.info("attempt %s of %s is stale; nothing to do", attempt, alert_uuid_text)
+            return None
+        plan = InvestigationPlan.model_validate_json(_prepare(alert_uuid_text, attempt))
+        records: list[StepRecord] = []
+        analysis: Analysis | None = None
+        for position, step in enumerate(plan.definition.steps):
+            if isinstance(step, AnalyzeStep):
+                analysis = Analysis.model_validate_json(_analyze(plan.model_dump_json(), _dump(records), position))
+                continue
+            record = StepRecord.model_validate_json(_run_step(plan.model_dump_json(), position))
+            records.append(record)
+            if record.status is EvidenceStatus.ERROR and record.fatal:
+                raise InvestigationFailed(f"Step {step.name!r} failed: {record.error}", record.transient)
+        if analysis is None:
+            analysis = Analysis.model_validate_json(
+                _analyze(plan.model_dump_json(), _dump(records), len(plan.definition.steps))
+            )
+        return _complete(plan.model_dump_json(), analysis.model_dump_json())
+    except InvestigationFailed as failure:
+        _fail_and_maybe_retry(alert_uuid, attempt, failure.reason, failure.transient)
+        return None
+    except service.AlertGone:
+        logger.warning("alert %s disappeared during its investigation", alert_uuid_text)
+        return None
+
+
+_RECORDS = TypeAdapter(list[StepRecord])
+
+
+def _dump(records: list[StepRecord]) -> str:
+    return _RECORDS.dump_json(records).decode()
+
+
+@DBOS.step(name="vigil.start_attempt")
+def _start(alert_uuid_text: str, attempt: int) -> bool:
+    with runtime().db.write() as session:
+        return service.start_attempt(session, uuid.UUID(alert_uuid_text), attempt)
+
+
+@DBOS.step(name="vigil.prepare")
+def _prepare(alert_uuid_text: str, attempt: int) -> str:
+    rt = runtime()
+
+    def draft(facts: AlertFacts, entities: Entities) -> PlaybookDefinition:
+        with rt.db.read() as session:
+            organization_uuid = service.organization_of(session, uuid.UUID(alert_uuid_text))
+            connected = rt.steps.resolver.connected_integrations(session, organization_uuid)
+        available = [
+            AvailableSkill(skill_id=s.id, integration_id=s.integration_id, writes=s.writes)
+            for s in all_skills()
+            if s.integration_id in connected
+        ] + [AvailableSkill(skill_id=name, integration_id=VIGIL_INTEGRATION) for name in INTERNAL_SKILLS]
+        return rt.investigator.draft_playbook(facts, entities, available, chat_available="slack" in connected)
+
+    try:
+        with rt.db.write() as session:
+            return service.prepare(session, uuid.UUID(alert_uuid_text), attempt, draft).model_dump_json()
+    except ValueError as error:  # pydantic validation of a drafted or stored playbook
+        raise _permanent(f"Invalid playbook: {error}") from error
+
+
+@DBOS.step(name="vigil.run_step")
+def _run_step(plan_json: str, position: int) -> str:
+    rt = runtime()
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    record = rt.steps.run(plan, position, plan.definition.steps[position])
+    with rt.db.write() as session:
+        service.record_step(session, plan.alert_uuid, plan.attempt, record)
+    return record.model_dump_json()
+
+
+@DBOS.step(name="vigil.analyze")
+def _analyze(plan_json: str, records_json: str, position: int) -> str:
+    rt = runtime()
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    records = _RECORDS.validate_json(records_json)
+    analysis = rt.investigator.analyze(plan.facts, plan.entities, service.as_evidence(records))
+    record = StepRecord(
+        position=position,
+        name="AI analysis",
+        kind="analyze",
+        status=EvidenceStatus.OK,
+        output=analysis.model_dump(mode="json"),
+        started_at=epoch_now(),
+    )
+    with rt.db.write() as session:
+        service.record_step(session, plan.alert_uuid, plan.attempt, record)
+    return analysis.model_dump_json()
+
+
+@DBOS.step(name="vigil.complete")
+def _complete(plan_json: str, analysis_json: str) -> str | None:
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    with runtime().db.write() as session:
+        return service.complete(session, plan, Analysis.model_validate_json(analysis_json))
+
+
+@DBOS.step(name="vigil.fail")
+def _fail(alert_uuid_text: str, attempt: int, reason: str) -> bool:
+    with runtime().db.write() as session:
+        return service.fail(session, uuid.UUID(alert_uuid_text), attempt, reason)
+
+
+@DBOS.step(name="vigil.resubmit")
+def _resubmit(alert_uuid_text: str, reason: str) -> int | None:
+    with runtime().db.write() as session:
+        return service.resubmit(session, uuid.UUID(alert_uuid_text), actor="vigil:auto-retry", reason=reason)
+
+
+def _fail_and_maybe_retry(alert_uuid: uuid.UUID, attempt: int, reason: str, transient: bool) -> None:
+    rt = runtime()
+    if not _fail(str(alert_uuid), attempt, reason):
+        return
+    if not transient or attempt >= rt.max_auto_retries:
+        return
+    DBOS.sleep(rt.retry_backoff_seconds * (2**attempt))
+    next_attempt = _resubmit(str(alert_uuid), f"Automatic re-run after a transient failure: {reason}")
+    if next_attempt is not None:
+        enqueue_attempt(alert_uuid, next_attempt)
+
+
+def enqueue_attempt(alert_uuid: uuid.UUID, attempt: int) -> None:
+    """Idempotent: the workflow id is derived from the alert and attempt, so a second enqueue is a no-op."""
+    with SetWorkflowID(service.workflow_id_for(alert_uuid, attempt)):
+        DBOS.enqueue_workflow(QUEUE_NAME, investigate, str(alert_uuid), attempt)
+
+
+def _permanent(reason: str) -> InvestigationFailed:
+    return InvestigationFailed(reason, transient=False)
