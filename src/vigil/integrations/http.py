@@ -43,6 +43,21 @@ __all__ = [
 
 logger = logging.getLogger("vigil.integrations.http")
 
+
+class _RedactUrls(logging.Filter):
+    """httpx logs every request's full URL at INFO; Slack webhook URLs carry their secret in the path and other
+    vendors may carry tokens in query strings, so only scheme, host and port survive."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                f"{a.scheme}://{a.netloc.decode()}/<redacted>" if isinstance(a, httpx.URL) else a for a in record.args
+            )
+        return True
+
+
+logging.getLogger("httpx").addFilter(_RedactUrls())
+
 DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=30.0, write=30.0, pool=5.0)
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
@@ -73,7 +88,7 @@ class RateLimit:
 
     rate: float
     burst: int
-    guard: float = 0.05
+    guard: float = 0.1
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -96,8 +111,8 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
 class RateLimiter:
     """GCRA token bucket plus a rolling one-second ceiling, shared by every caller of one key.
 
-    Reservation is a short critical section under a thread lock (no awaits), so one limiter is safe across event
-    loops and worker threads; callers then sleep outside the lock until their reserved slot.
+    Each check is a short critical section under a thread lock (no awaits), so one limiter is safe across event
+    loops and worker threads; callers sleep outside the lock and check again.
     """
 
     def __init__(self, limit: RateLimit, clock: Callable[[], float] = time.monotonic) -> None:
@@ -112,20 +127,25 @@ class RateLimiter:
         self._recent: deque[float] = deque(maxlen=self._ceiling)
         self._lock = threading.Lock()
 
-    def reserve(self) -> float:
-        """Claim the next free send slot and return how long to wait for it."""
+    def try_acquire(self) -> float:
+        """Take a send slot now and return 0, or return how long to wait before trying again.
+
+        Only actual release times are recorded (not promised future slots), so a caller that wakes up late can
+        never make a later caller's request land inside the same rolling second.
+        """
         with self._lock:
             now = self._clock()
             start = max(now, self._tat - self._tolerance)
             if len(self._recent) == self._ceiling:
                 start = max(start, self._recent[0] + 1.0 + self._limit.guard)
-            self._tat = max(self._tat, start) + self._interval
-            self._recent.append(start)
-            return start - now
+            if start > now:
+                return start - now
+            self._tat = max(self._tat, now) + self._interval
+            self._recent.append(now)
+            return 0.0
 
     async def acquire(self) -> None:
-        delay = self.reserve()
-        if delay > 0:
+        while (delay := self.try_acquire()) > 0:  # noqa: ASYNC110 - waits for time, not for an event
             await asyncio.sleep(delay)
 
 
