@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import sys
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -17,9 +20,14 @@ from rich.console import Console
 from rich.table import Table
 
 from vigil.auth import service as auth_service
+from vigil.auth.schemas import Principal
 from vigil.db.migrate import upgrade
 from vigil.db.session import Database
-from vigil.errors import VigilError
+from vigil.errors import ValidationFailed, VigilError
+from vigil.integrations import service as connections
+from vigil.integrations.http import OutboundClient
+from vigil.integrations.schemas import ConnectionCreate, ConnectionTestOut
+from vigil.integrations.secrets import EnvKeySource, SecretBox, generate_key
 from vigil.logging_setup import configure_logging
 from vigil.orgs import service as orgs_service
 from vigil.settings import Settings, get_settings
@@ -34,7 +42,13 @@ app.add_typer(db_app, name="db")
 app.add_typer(org_app, name="org")
 app.add_typer(provider_app, name="provider")
 app.add_typer(apikey_app, name="apikey")
+connection_app = typer.Typer(
+    help="Integration connections (vendor credentials per organization).", no_args_is_help=True
+)
+secrets_app = typer.Typer(help="The key that encrypts stored secrets.", no_args_is_help=True)
 app.add_typer(alert_app, name="alert")
+app.add_typer(connection_app, name="connection")
+app.add_typer(secrets_app, name="secrets")
 
 console = Console()
 CLI_ACTOR = "cli"
@@ -215,3 +229,172 @@ def alert_send(
     typer.echo(json.dumps(response.json(), indent=2))
     if response.status_code >= 400:
         raise typer.Exit(1)
+
+
+# The CLI runs on the server with database access, i.e. as operator staff: every organization.
+CLI_PRINCIPAL = Principal(
+    actor_uuid=uuid.UUID(int=0), name=CLI_ACTOR, all_organizations=True, organization_uuids=frozenset()
+)
+FIELD_ENV_PREFIX = "VIGIL_FIELD_"
+
+
+def _parse_fields(pairs: list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ValidationFailed(f"--field takes NAME=VALUE, got '{name.strip()}…'.", code="invalid_field_option")
+        values[name.strip()] = value
+    return values
+
+
+def _complete_secrets(integration_id: str, auth_method: str | None, values: dict[str, str]) -> None:
+    """Secret fields not given with --field come from VIGIL_FIELD_<NAME>, or a hidden prompt when required."""
+    integration = connections.resolve_integration(integration_id)
+    chooser = integration.auth_method_field
+    method = auth_method or (values.get(chooser) if chooser else None) or integration.auth_method(values)
+    for field in integration.fields_for(method):
+        if not field.secret or values.get(field.name, "").strip():
+            continue
+        from_env = os.environ.get(FIELD_ENV_PREFIX + field.name.upper())
+        if from_env:
+            values[field.name] = from_env
+        elif field.required:
+            values[field.name] = typer.prompt(field.label, hide_input=True)
+
+
+def _parse_expiry(text: str | None) -> int | None:
+    if text is None:
+        return None
+    if text.isdigit():
+        return int(text)
+    try:
+        return int(datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp())
+    except ValueError:
+        raise ValidationFailed("--expires takes YYYY-MM-DD or epoch seconds.", code="invalid_expiry") from None
+
+
+@connection_app.command("add")
+def connection_add(
+    org: Annotated[str, typer.Option(help="organization_code")],
+    integration: Annotated[
+        str, typer.Option(help="Integration id: microsoft_defender, cloudflare, slack, push_security.")
+    ],
+    name: Annotated[str, typer.Option(help="Instance name, unique in the organization.")],
+    description: Annotated[str, typer.Option(help="What this connection is for.")] = "",
+    field: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=VALUE; repeat. Secrets left out come from VIGIL_FIELD_<NAME> or a hidden prompt."),
+    ] = None,
+    auth_method: Annotated[str | None, typer.Option(help="Cloudflare: api_token or global_key.")] = None,
+    expires: Annotated[str | None, typer.Option(help="Credential expiry, YYYY-MM-DD or epoch seconds.")] = None,
+) -> None:
+    """Create a connection; secret values are encrypted and never printed."""
+    with _database() as database:
+        values = _parse_fields(field or [])
+        _complete_secrets(integration, auth_method, values)
+        payload = ConnectionCreate(
+            organization_code=org,
+            integration_id=integration,
+            name=name,
+            description=description,
+            auth_method=auth_method,
+            fields=values,
+            expires_at=_parse_expiry(expires),
+        )
+        box = SecretBox.from_settings(database.settings)
+        with database.write() as session:
+            created = connections.create_connection(session, CLI_PRINCIPAL, payload, box, created_by=CLI_ACTOR)
+            console.print(
+                f"Created connection '{created.name}' ({created.integration_id}, id {created.connection_uuid})"
+            )
+
+
+@connection_app.command("list")
+def connection_list(org: Annotated[str | None, typer.Option(help="Only this organization.")] = None) -> None:
+    """List connections with their last test result (secrets masked)."""
+    with _database() as database, database.read() as session:
+        box = SecretBox.from_settings(database.settings)
+        table = Table("ORG", "NAME", "INTEGRATION", "AUTH", "EXPIRES", "LAST TEST", "ID")
+        for connection, code in connections.list_connections(session, CLI_PRINCIPAL, org):
+            out = connections.describe(connection, code, box)
+            test = "-" if out.last_test_ok is None else ("ok" if out.last_test_ok else f"failed: {out.last_test_cause}")
+            expiry = _when(out.expires_at) + (" (expired)" if out.expired else "")
+            table.add_row(
+                code, out.name, out.integration_id, out.auth_method or "-", expiry, test, str(out.connection_uuid)
+            )
+        console.print(table)
+
+
+@connection_app.command("test")
+def connection_test(
+    name: Annotated[str, typer.Argument(help="Connection name.")],
+    org: Annotated[str, typer.Option(help="organization_code")],
+) -> None:
+    """Authenticate/Test against the vendor; prints the cause and remedy of a failure."""
+    with _database() as database:
+        with database.read() as session:
+            connection_uuid = connections.find_connection(session, org, name, CLI_PRINCIPAL).connection_uuid
+
+        async def run() -> ConnectionTestOut:
+            async with OutboundClient() as http:
+                return await connections.run_connection_test(
+                    database,
+                    CLI_PRINCIPAL,
+                    connection_uuid,
+                    box=SecretBox.from_settings(database.settings),
+                    endpoints=connections.endpoints_from_settings(database.settings),
+                    http=http,
+                )
+
+        result = asyncio.run(run())
+    if result.ok:
+        console.print(f"[green]ok[/green] {result.detail or ''}")
+        return
+    console.print(f"[red]failed[/red] {result.cause}" + (f" (HTTP {result.status_code})" if result.status_code else ""))
+    console.print(f"remedy: {result.remedy}")
+    raise typer.Exit(1)
+
+
+@connection_app.command("delete")
+def connection_delete(
+    name: Annotated[str, typer.Argument(help="Connection name.")],
+    org: Annotated[str, typer.Option(help="organization_code")],
+) -> None:
+    """Delete a connection and its stored secrets."""
+    with _database() as database, database.write() as session:
+        connection = connections.find_connection(session, org, name, CLI_PRINCIPAL)
+        connections.delete_connection(session, CLI_PRINCIPAL, connection.connection_uuid)
+        console.print(f"Deleted connection '{name}'")
+
+
+@secrets_app.command("generate-key")
+def secrets_generate_key() -> None:
+    """Print a new random key for VIGIL_SECRET_KEY."""
+    typer.echo(generate_key())
+
+
+@secrets_app.command("rotate")
+def secrets_rotate() -> None:
+    """Re-encrypt every stored secret under a new key, then drop the old key (see docs/integrations.md)."""
+    with _database() as database:
+        box = SecretBox.from_settings(database.settings)
+        if isinstance(box.source, EnvKeySource):
+            if len(box.source.keys()) < 2:
+                console.print(
+                    "VIGIL_SECRET_KEY holds one key. To rotate: set VIGIL_SECRET_KEY=<new>,<old> on every process "
+                    "(new key below), restart them, run `vigil secrets rotate` again, then set VIGIL_SECRET_KEY=<new>."
+                )
+                typer.echo(generate_key())
+                raise typer.Exit(1)
+            count = connections.reencrypt_all(database, box)
+            stale = connections.stale_connections(database, box)
+            if stale:
+                count = connections.reencrypt_all(database, box)
+            console.print(
+                f"Re-encrypted {count} connection(s) under the first key of VIGIL_SECRET_KEY. "
+                "Now remove the old key(s) from VIGIL_SECRET_KEY everywhere and restart."
+            )
+            return
+        count = connections.rotate_key_file(database, box, generate_key())
+        console.print(f"Rotated the key in {box.source.description}; re-encrypted {count} connection(s).")
