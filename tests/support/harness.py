@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from types import TracebackType
 from typing import Any
 
@@ -11,15 +12,19 @@ from vigil.app import create_app
 from vigil.auth import service as auth_service
 from vigil.auth.schemas import ApiKeyCreated
 from vigil.db.session import Database
+from vigil.investigations.engine import build_engine
 from vigil.orgs import service as orgs_service
 from vigil.settings import Settings
 
 
 class Harness:
-    def __init__(self, settings: Settings) -> None:
+    """With `engine=True` the app also runs the investigation engine (started by the TestClient)."""
+
+    def __init__(self, settings: Settings, *, engine: bool = False) -> None:
         self.settings = settings
         self.db = Database(settings)
-        self.app = create_app(settings, self.db)
+        self.engine = build_engine(settings, self.db, role="test") if engine else None
+        self.app = create_app(settings, self.db, engine=self.engine)
         self.client = TestClient(self.app, raise_server_exceptions=False)
 
     def __enter__(self) -> Harness:
@@ -63,3 +68,17 @@ class Harness:
             json=body if body is not None else self.alert_body(),
             headers={"Cookie": f"Session={key}", **headers},
         )
+
+    def wait_for(self, key: str, predicate: Any, timeout: float = 60.0, **params: Any) -> list[dict[str, Any]]:
+        """Poll the alert list until `predicate(alerts)` holds; returns the alerts (fails on timeout)."""
+        deadline = time.monotonic() + timeout
+        alerts: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            response = self.client.get(
+                "/serviceapi/alerts", params={"limit": 200, **params}, headers={"Authorization": f"Bearer {key}"}
+            )
+            alerts = response.json()["alerts"]
+            if predicate(alerts):
+                return alerts
+            time.sleep(0.2)
+        raise AssertionError(f"timed out; last statuses {[a['investigation_status'] for a in alerts]}")
