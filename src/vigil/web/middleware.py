@@ -52,7 +52,10 @@ class RequestContextMiddleware:
 
 
 class BodyGuardMiddleware:
-    """Rejects oversized bodies (413) and non-JSON writes to the API (415) before any parsing."""
+    """Rejects oversized bodies (413) and non-JSON bodies sent to the API (415) before any parsing.
+
+    Bodiless POSTs (e.g. `/retry`) need no Content-Type.
+    """
 
     def __init__(self, app: ASGIApp, limit_for_path: Callable[[str], int], json_prefix: str = "/serviceapi") -> None:
         self.app = app
@@ -65,18 +68,6 @@ class BodyGuardMiddleware:
             return
         path: str = scope["path"]
         headers = dict(scope["headers"])
-        if path.startswith(self.json_prefix) and not self._is_webhook(path):
-            content_type = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
-            if content_type != "application/json":
-                await self._reject(
-                    scope,
-                    receive,
-                    send,
-                    415,
-                    "unsupported_media_type",
-                    "Send the body as Content-Type: application/json.",
-                )
-                return
         limit = self.limit_for_path(path)
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -102,6 +93,18 @@ class BodyGuardMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if body and path.startswith(self.json_prefix) and not self._is_webhook(path):
+            content_type = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
+            if content_type != "application/json":
+                await self._reject(
+                    scope,
+                    receive,
+                    send,
+                    415,
+                    "unsupported_media_type",
+                    "Send the body as Content-Type: application/json.",
+                )
+                return
         delivered = False
 
         async def replay() -> Message:
