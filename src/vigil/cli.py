@@ -24,10 +24,12 @@ from vigil.auth.schemas import Principal
 from vigil.db.migrate import upgrade
 from vigil.db.session import Database
 from vigil.errors import ValidationFailed, VigilError
+from vigil.integrations import rotation
 from vigil.integrations import service as connections
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.schemas import ConnectionCreate, ConnectionTestOut
 from vigil.integrations.secrets import EnvKeySource, SecretBox, generate_key
+from vigil.integrations.validation import resolve_integration
 from vigil.logging_setup import configure_logging
 from vigil.orgs import service as orgs_service
 from vigil.settings import Settings, get_settings
@@ -250,7 +252,7 @@ def _parse_fields(pairs: list[str]) -> dict[str, str]:
 
 def _complete_secrets(integration_id: str, auth_method: str | None, values: dict[str, str]) -> None:
     """Secret fields not given with --field come from VIGIL_FIELD_<NAME>, or a hidden prompt when required."""
-    integration = connections.resolve_integration(integration_id)
+    integration = resolve_integration(integration_id)
     chooser = integration.auth_method_field
     method = auth_method or (values.get(chooser) if chooser else None) or integration.auth_method(values)
     for field in integration.fields_for(method):
@@ -387,14 +389,14 @@ def secrets_rotate() -> None:
                 )
                 typer.echo(generate_key())
                 raise typer.Exit(1)
-            count = connections.reencrypt_all(database, box)
-            stale = connections.stale_connections(database, box)
+            count = rotation.reencrypt_all(database, box)
+            stale = rotation.stale_connections(database, box)
             if stale:
-                count = connections.reencrypt_all(database, box)
+                count = rotation.reencrypt_all(database, box)
             console.print(
                 f"Re-encrypted {count} connection(s) under the first key of VIGIL_SECRET_KEY. "
                 "Now remove the old key(s) from VIGIL_SECRET_KEY everywhere and restart."
             )
             return
-        count = connections.rotate_key_file(database, box, generate_key())
+        count = rotation.rotate_key_file(database, box, generate_key())
         console.print(f"Rotated the key in {box.source.description}; re-encrypted {count} connection(s).")

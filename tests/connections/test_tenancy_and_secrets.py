@@ -19,6 +19,7 @@ from tests.fakes.mde import MdeFake
 from tests.fakes.push import PushFake
 from tests.fakes.slack import SlackFake
 from tests.support.harness import Harness
+from vigil.auth.schemas import Principal
 from vigil.integrations import service
 from vigil.integrations.models import Connection
 from vigil.integrations.secrets import SecretBox
@@ -202,5 +203,5 @@ def test_connection_test_and_skill_context_after_a_new_box_instance(api: Harness
     assert asyncio.run(run()) is True
 
 
-def _admin() -> service.Principal:
-    return service.Principal(actor_uuid=uuid.uuid4(), name="t", all_organizations=True, organization_uuids=frozenset())
+def _admin() -> Principal:
+    return Principal(actor_uuid=uuid.uuid4(), name="t", all_organizations=True, organization_uuids=frozenset())

@@ -7,12 +7,9 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
 from secrets import token_urlsafe
 
-from cryptography.fernet import InvalidToken
-from sqlalchemy import select, text, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -20,9 +17,9 @@ from vigil.auth.schemas import Principal
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.errors import Conflict, NotFound, ValidationFailed
-from vigil.integrations.catalog import all_integrations, get_integration
-from vigil.integrations.errors import IntegrationError, UnknownIntegrationError
-from vigil.integrations.framework import ConnectionTestResult, Endpoints, Integration, SkillContext
+from vigil.integrations.catalog import get_integration
+from vigil.integrations.errors import IntegrationError
+from vigil.integrations.framework import ConnectionTestResult, Endpoints, SkillContext
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.models import Connection
 from vigil.integrations.runner import test_connection
@@ -35,6 +32,7 @@ from vigil.integrations.schemas import (
     mask_secret,
 )
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
+from vigil.integrations.validation import resolve_integration, resolve_values
 from vigil.orgs.models import Organization
 from vigil.orgs.service import get_organization_by_code
 from vigil.settings import Settings
@@ -79,18 +77,6 @@ def endpoints_from_settings(settings: Settings) -> Endpoints:
 # --- validation ----------------------------------------------------------------------------------------------
 
 
-def resolve_integration(integration_id: str) -> Integration:
-    try:
-        return get_integration(integration_id.strip())
-    except UnknownIntegrationError:
-        valid = ", ".join(i.id for i in all_integrations())
-        raise ValidationFailed(
-            f"Unknown integration_id '{integration_id}'. Valid values: {valid} (GET /serviceapi/integrations).",
-            code="unknown_integration",
-            details=[{"field": "integration_id", "message": f"must be one of: {valid}"}],
-        ) from None
-
-
 def _organization(session: Session, principal: Principal, code: str) -> Organization:
     organization = get_organization_by_code(session, code)
     if organization is None:
@@ -130,102 +116,6 @@ def _name_conflict(name: str) -> Conflict:
 def _check_expiry(expires_at: int | None) -> None:
     if expires_at is not None and expires_at <= epoch_now():
         raise ValidationFailed("expires_at is in the past.", code="invalid_expiry", details=[{"field": "expires_at"}])
-
-
-@dataclass(frozen=True)
-class _Resolved:
-    auth_method: str | None
-    plain: dict[str, str]
-    secret: dict[str, str]
-
-
-def _field_error(message: str, code: str, fields: Mapping[str, str]) -> ValidationFailed:
-    return ValidationFailed(
-        message, code=code, details=[{"field": f"fields.{name}", "message": text} for name, text in fields.items()]
-    )
-
-
-def _choose_auth_method(
-    integration: Integration, requested: str | None, in_fields: str | None, current: str | None
-) -> str | None:
-    chooser = integration.auth_method_field
-    if chooser is None:
-        if requested is not None:
-            raise ValidationFailed(
-                f"{integration.name} has a single authentication method; omit auth_method.",
-                code="invalid_auth_method",
-                details=[{"field": "auth_method"}],
-            )
-        return None
-    if requested is not None and in_fields is not None and requested.strip() != in_fields.strip():
-        raise ValidationFailed(
-            "auth_method and fields.auth_method disagree.",
-            code="invalid_auth_method",
-            details=[{"field": "auth_method"}],
-        )
-    field = next(f for f in integration.fields if f.name == chooser)
-    chosen = (requested or in_fields or current or field.default or "").strip() or None
-    problem = field.problem(chosen)
-    if problem is not None:
-        raise ValidationFailed(
-            problem, code="invalid_auth_method", details=[{"field": "auth_method", "message": problem}]
-        )
-    return chosen
-
-
-def resolve_values(
-    integration: Integration,
-    updates: Mapping[str, str | None],
-    *,
-    auth_method: str | None,
-    current: Mapping[str, str] | None = None,
-    current_auth_method: str | None = None,
-) -> _Resolved:
-    """Merge ``updates`` over ``current`` (None = creating) and validate with each field's ``problem()``."""
-    declared = {f.name: f for f in integration.fields}
-    unknown = sorted(set(updates) - set(declared))
-    if unknown:
-        valid = ", ".join(declared)
-        raise _field_error(
-            f"Unknown connection field(s) for {integration.id}: {', '.join(unknown)}. Valid: {valid}.",
-            "unknown_connection_field",
-            {name: f"not a field of {integration.id}" for name in unknown},
-        )
-    chooser = integration.auth_method_field
-    chosen = _choose_auth_method(
-        integration, auth_method, updates.get(chooser) if chooser else None, current_auth_method
-    )
-    merged = dict(current or {})
-    for name, value in updates.items():
-        if name == chooser:
-            continue
-        text = (value or "").strip()
-        if text:
-            merged[name] = text
-        elif value is None or not (declared[name].secret and current is not None):
-            merged.pop(name, None)  # an empty secret in a PATCH keeps the stored one (console forms send "")
-    not_used = {
-        name: f"not used with auth method {chosen}"
-        for name, value in updates.items()
-        if (value or "").strip() and not declared[name].applies_to(chosen)
-    }
-    if not_used:
-        raise _field_error(
-            f"Field(s) {', '.join(sorted(not_used))} are not used with auth method {chosen}.",
-            "field_not_used_with_auth_method",
-            not_used,
-        )
-    merged = {name: value for name, value in merged.items() if declared[name].applies_to(chosen)}
-    problems = integration.validate_values({**merged, **({chooser: chosen} if chooser and chosen else {})})
-    if problems:
-        raise _field_error(
-            "Invalid connection fields: " + " ".join(problems.values()), "invalid_connection_fields", problems
-        )
-    return _Resolved(
-        auth_method=chosen,
-        plain={k: v for k, v in merged.items() if not declared[k].secret},
-        secret={k: v for k, v in merged.items() if declared[k].secret},
-    )
 
 
 # --- create / read / update / delete ------------------------------------------------------------------------------
@@ -531,50 +421,3 @@ async def run_connection_test(
     await asyncio.to_thread(store)
     logger.info("connection tested connection=%s ok=%s", connection_uuid, result.ok)
     return ConnectionTestOut(connection_uuid=connection_uuid, tested_at=tested_at, **result.model_dump())
-
-
-# --- key rotation ------------------------------------------------------------------------------------------------
-
-
-def reencrypt_all(db: Database, box: SecretBox) -> int:
-    """Re-encrypt every connection's secrets under the first configured key; returns how many rows changed.
-
-    On PostgreSQL the table is locked against concurrent writers for the pass; SQLite's write lock does that.
-    """
-    with db.write() as session:
-        if session.get_bind().dialect.name == "postgresql":
-            session.execute(text("LOCK TABLE connections IN SHARE ROW EXCLUSIVE MODE"))
-        count = 0
-        for connection in session.scalars(select(Connection)):
-            try:
-                connection.secret_values = box.rotate(connection.secret_values)
-            except InvalidToken:
-                raise SecretsUndecryptable(
-                    f"Connection '{connection.name}' cannot be decrypted with any configured key; "
-                    "rotation stopped and nothing was changed.",
-                ) from None
-            count += 1
-        return count
-
-
-def stale_connections(db: Database, box: SecretBox) -> list[str]:
-    """Names of connections whose secrets the first key alone cannot decrypt (should be none after a rotation)."""
-    with db.read() as session:
-        return [
-            c.name for c in session.scalars(select(Connection)) if not box.decrypts_with_primary_only(c.secret_values)
-        ]
-
-
-def rotate_key_file(db: Database, box: SecretBox, new_key: str) -> int:
-    """Key-file rotation: add ``new_key`` in front, re-encrypt everything, then drop the old keys.
-
-    If the process dies in between, the file still holds every key, so nothing becomes unreadable.
-    """
-    old = box.source.keys(reload=True)
-    box.source.write([new_key.encode(), *old])
-    count = reencrypt_all(db, box)
-    if stale_connections(db, box):  # a write that raced the pass with an old key
-        count = reencrypt_all(db, box)
-    box.source.write([new_key.encode()])
-    logger.info("secret key rotated connections=%d", count)
-    return count
