@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +32,7 @@ from vigil.integrations.http import OutboundClient
 from vigil.integrations.schemas import ConnectionCreate, ConnectionTestOut
 from vigil.integrations.secrets import EnvKeySource, SecretBox, generate_key
 from vigil.integrations.validation import resolve_integration
+from vigil.investigations.engine import build_engine
 from vigil.logging_setup import configure_logging
 from vigil.orgs import service as orgs_service
 from vigil.settings import Settings, get_settings
@@ -85,12 +88,39 @@ def serve(
 
     _announce(settings)
     uvicorn.run(
-        create_app(settings, database),
+        create_app(settings, database, engine=build_engine(settings, database, role="serve")),
         host=host or settings.host,
         port=port or settings.port,
         log_config=None,
         timeout_graceful_shutdown=20,
     )
+
+
+@app.command()
+def worker(
+    worker_id: Annotated[
+        str | None, typer.Option("--id", help="Stable executor id (default VIGIL_EXECUTOR_ID or <host>-worker).")
+    ] = None,
+) -> None:
+    """Run investigations only (no HTTP). Run any number of workers against PostgreSQL, each with its own --id."""
+    settings = get_settings()
+    if worker_id:
+        settings = settings.model_copy(update={"executor_id": worker_id})
+    configure_logging(settings.log_format, settings.log_level)
+    database = Database(settings)
+    upgrade(database.engine)
+    engine = build_engine(settings, database, role="worker")
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    _announce(settings)
+    engine.start()
+    console.print(f"Worker {engine.executor_id} is taking investigations; SIGTERM or Ctrl-C stops it.")
+    try:
+        stopping.wait()
+    finally:
+        engine.stop()
+        database.dispose()
 
 
 def _announce(settings: Settings) -> None:
