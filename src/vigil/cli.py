@@ -408,7 +408,7 @@ def secrets_generate_key() -> None:
 
 @secrets_app.command("rotate")
 def secrets_rotate() -> None:
-    """Re-encrypt every stored secret under a new key, then drop the old key (see docs/integrations.md, "Connections and secrets")."""
+    """Re-encrypt every stored secret under a new key, then drop the old one (docs/integrations.md)."""
     with _database() as database:
         box = SecretBox.from_settings(database.settings)
         if isinstance(box.source, EnvKeySource):
