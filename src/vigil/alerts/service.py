@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import json
 import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +19,7 @@ from vigil.alerts.schemas import AlertCreate, AlertFilters, BatchItemResult, Err
 from vigil.alerts.schemas import AlertOut as AlertOutSchema
 from vigil.auth.schemas import Principal, organization_forbidden
 from vigil.db.base import epoch_now
+from vigil.db.pagination import newest_first_page
 from vigil.db.session import Database
 from vigil.db.upsert import increment_counter
 from vigil.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed, VigilError
@@ -124,8 +122,7 @@ def list_alerts(
     session: Session, principal: Principal, filters: AlertFilters, cursor: str | None, limit: int
 ) -> tuple[list[Alert], str | None]:
     """Newest first, keyset-paginated on the internal id so deep pages stay as fast as the first."""
-    query = select(Alert).order_by(Alert.id.desc()).limit(limit + 1)
-    query = _scope_to_principal(session, principal, query, filters.organization_code)
+    query = _scope_to_principal(session, principal, select(Alert), filters.organization_code)
     if filters.alert_provider:
         query = query.where(Alert.alert_provider == filters.alert_provider.strip().lower())
     if filters.alert_type:
@@ -139,11 +136,7 @@ def list_alerts(
     if filters.q:
         escaped = filters.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         query = query.where(Alert.alert_content.ilike(f"%{escaped}%", escape="\\"))
-    if cursor:
-        query = query.where(Alert.id < decode_cursor(cursor))
-    rows = list(session.scalars(query))
-    next_cursor = encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
-    return rows[:limit], next_cursor
+    return newest_first_page(session, query, Alert.id, cursor, limit)
 
 
 def get_alert(session: Session, principal: Principal, reference: str) -> Alert:
@@ -163,23 +156,6 @@ def alert_timeline(session: Session, alert: Alert) -> list[AlertEvent]:
     return list(
         session.scalars(select(AlertEvent).where(AlertEvent.alert_uuid == alert.alert_uuid).order_by(AlertEvent.id))
     )
-
-
-def encode_cursor(last_id: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"before_id": last_id}).encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> int:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        value = json.loads(base64.urlsafe_b64decode(padded.encode()))["before_id"]
-    except (binascii.Error, ValueError, KeyError, TypeError) as error:
-        raise ValidationFailed(
-            "The cursor is not valid; pass the next_cursor of a previous page.", code="invalid_cursor"
-        ) from error
-    if not isinstance(value, int):
-        raise ValidationFailed("The cursor is not valid.", code="invalid_cursor")
-    return value
 
 
 def validation_details(error: ValidationError) -> list[dict[str, Any]]:

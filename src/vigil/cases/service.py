@@ -10,11 +10,11 @@ from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import Analysis
 from vigil.alerts.models import Alert
-from vigil.alerts.service import decode_cursor, encode_cursor
 from vigil.auth.schemas import Principal, organization_forbidden
 from vigil.cases.constants import CaseStatus
 from vigil.cases.models import Case, CaseComment, CaseCounter, CaseEvent
 from vigil.db.base import epoch_now
+from vigil.db.pagination import newest_first_page
 from vigil.db.upsert import increment_counter
 from vigil.errors import NotFound
 from vigil.investigations.models import InvestigationStep
@@ -91,7 +91,7 @@ def list_cases(
     cursor: str | None,
     limit: int,
 ) -> tuple[list[Case], str | None]:
-    query = select(Case).order_by(Case.id.desc()).limit(limit + 1)
+    query = select(Case)
     scope = principal.organization_scope
     if scope is not None:
         query = query.where(Case.organization_uuid.in_(list(scope)))
@@ -101,10 +101,7 @@ def list_cases(
         query = query.where(Case.status == status)
     if severity:
         query = query.where(Case.severity == severity)
-    if cursor:
-        query = query.where(Case.id < decode_cursor(cursor))
-    rows = list(session.scalars(query))
-    return rows[:limit], (encode_cursor(rows[limit - 1].id) if len(rows) > limit else None)
+    return newest_first_page(session, query, Case.id, cursor, limit)
 
 
 def get_case(session: Session, principal: Principal, case_ref: str) -> Case:
