@@ -87,9 +87,7 @@ class FakeVendor(ABC):
         """Answer the next ``count`` matching requests with this documented error instead of the real handler."""
         with self._lock:
             for _ in range(count):
-                self._failures.append(
-                    InjectedFailure(status, body, dict(headers or {}), path_contains, plain_text)
-                )
+                self._failures.append(InjectedFailure(status, body, dict(headers or {}), path_contains, plain_text))
 
     def requests_to(self, path_fragment: str, method: str | None = None) -> list[RecordedRequest]:
         return [r for r in self.requests if path_fragment in r.path and (method is None or r.method == method)]

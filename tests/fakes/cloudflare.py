@@ -310,9 +310,7 @@ class CloudflareFake(FakeVendor):
         kind, denied = self._auth(request, None)
         if denied:
             return (
-                denied
-                if denied.status_code != 403
-                else cf_error(401, {"code": 1000, "message": "Invalid API Token"})
+                denied if denied.status_code != 403 else cf_error(401, {"code": 1000, "message": "Invalid API Token"})
             )
         if request.path_params["account_id"] != ACCOUNT_ID:
             return _route_error(request.url.path)

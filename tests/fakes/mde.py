@@ -345,9 +345,8 @@ class MdeFake(FakeVendor):
         remaining = min(top, len(items) - skip) - len(window)
         if remaining > 0:
             query = "&".join(f"{k}={v}" for k, v in params.items() if k not in ("$skip", "$top"))
-            body["@odata.nextLink"] = (
-                f"{self.url}{request.url.path}?$top={remaining}&$skip={skip + len(window)}"
-                + (f"&{query}" if query else "")
+            body["@odata.nextLink"] = f"{self.url}{request.url.path}?$top={remaining}&$skip={skip + len(window)}" + (
+                f"&{query}" if query else ""
             )
         return JSONResponse(body)
 
@@ -432,8 +431,6 @@ class MdeFake(FakeVendor):
         if body.get("IsolationType", "Full") not in ("Full", "Selective", "UnManagedDevice"):
             return _error(400, "InvalidInput", "IsolationType is invalid")
         return JSONResponse(
-            self._action(
-                machine, "Isolate", body["Comment"], scope=body.get("IsolationType", "Full"), commands=[]
-            ),
+            self._action(machine, "Isolate", body["Comment"], scope=body.get("IsolationType", "Full"), commands=[]),
             201,
         )

@@ -65,9 +65,7 @@ def test_unreachable_vendor_is_a_transient_error() -> None:
         port = probe.getsockname()[1]
     started = time.monotonic()
     with pytest.raises(IntegrationError) as caught:
-        call_skill(
-            "Get Edge Audit Logs", CLOUDFLARE_TOKEN_VALUES, Endpoints(edge_api_url=f"http://127.0.0.1:{port}")
-        )
+        call_skill("Get Edge Audit Logs", CLOUDFLARE_TOKEN_VALUES, Endpoints(edge_api_url=f"http://127.0.0.1:{port}"))
     assert (caught.value.code, caught.value.transient) == ("vendor_unreachable", True)
     assert caught.value.remedy and "127.0.0.1" in caught.value.remedy
     assert time.monotonic() - started < 2.0

@@ -59,8 +59,7 @@ def test_expired_client_secret_is_reported(mde_fake: MdeFake) -> None:
         path_contains="/token",
         body={
             "error": "invalid_client",
-            "error_description": "AADSTS7000222: The provided client secret keys "
-            "for app are expired.\r\nTrace ID: x",
+            "error_description": "AADSTS7000222: The provided client secret keys for app are expired.\r\nTrace ID: x",
             "error_codes": [7000222],
         },
     )
@@ -77,9 +76,7 @@ def test_expired_client_secret_is_reported(mde_fake: MdeFake) -> None:
         (500, "InternalServerError", "Service issue", "Retry later."),
     ],
 )
-def test_api_errors_map_to_the_seed_table(
-    mde_fake: MdeFake, status: int, code: str, cause: str, remedy: str
-) -> None:
+def test_api_errors_map_to_the_seed_table(mde_fake: MdeFake, status: int, code: str, cause: str, remedy: str) -> None:
     # 401 is retried once with a fresh token and 500 by the retry policy, so fail enough requests.
     mde_fake.fail_next(3, status=status, path_contains="/api/", body={"error": {"code": code, "message": "x"}})
     result = check_connection("microsoft_defender", MDE_VALUES, endpoints(mde_fake=mde_fake))
@@ -280,9 +277,7 @@ def test_token_is_refreshed_once_on_401_and_the_call_retried(mde_fake: MdeFake) 
 
 
 def test_persistent_401_is_invalid_token_after_one_refresh(mde_fake: MdeFake) -> None:
-    mde_fake.fail_next(
-        5, status=401, path_contains="/api/", body={"error": {"code": "Unauthorized", "message": "x"}}
-    )
+    mde_fake.fail_next(5, status=401, path_contains="/api/", body={"error": {"code": "Unauthorized", "message": "x"}})
     with pytest.raises(IntegrationError) as caught:
         call_skill("List Machines", MDE_VALUES, endpoints(mde_fake=mde_fake))
     assert caught.value.cause == "Invalid token"

@@ -32,9 +32,7 @@ def test_connection_calls_auth_test_with_the_bot_token(slack_fake: SlackFake) ->
         (slack.BOT_TOKEN, "missing_scope", "Missing OAuth scope"),
     ],
 )
-def test_auth_test_errors_map_to_causes(
-    slack_fake: SlackFake, token: str, injected: str | None, cause: str
-) -> None:
+def test_auth_test_errors_map_to_causes(slack_fake: SlackFake, token: str, injected: str | None, cause: str) -> None:
     if injected:
         slack_fake.fail_next(status=200, body={"ok": False, "error": injected})
     values = {**slack_values(slack_fake), "bot_token": token}
@@ -107,9 +105,7 @@ def test_wrong_webhook_url_and_archived_channel_come_from_the_fake(slack_fake: S
 def test_webhook_429_waits_for_retry_after_then_delivers(slack_fake: SlackFake) -> None:
     slack_fake.fail_next(status=429, body="rate_limited", plain_text=True, headers={"Retry-After": "1"})
     started = time.monotonic()
-    output = call_skill(
-        "Send Chat Message", slack_values(slack_fake), endpoints(slack_fake=slack_fake), {"text": "x"}
-    )
+    output = call_skill("Send Chat Message", slack_values(slack_fake), endpoints(slack_fake=slack_fake), {"text": "x"})
     assert output["delivered"] is True
     first, second = slack_fake.requests
     assert second.at - first.at >= 1.0 and time.monotonic() - started >= 1.0

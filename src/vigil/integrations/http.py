@@ -301,7 +301,11 @@ class OutboundClient:
                 await response.aclose()
                 logger.warning(
                     "outbound retry method=%s host=%s status=%s attempt=%d delay=%.3fs",
-                    method, host, response.status_code, attempt, delay,
+                    method,
+                    host,
+                    response.status_code,
+                    attempt,
+                    delay,
                 )
             await asyncio.sleep(delay)
         raise AssertionError("unreachable: the last attempt always returns or raises")

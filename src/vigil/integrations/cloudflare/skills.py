@@ -223,7 +223,7 @@ class CreateRuleInput(SkillInput):
     phase: RulesetPhase = Field(
         default=RulesetPhase.HTTP_REQUEST_FIREWALL_CUSTOM, description="Phase of the entry point ruleset."
     )
-    expression: str = Field(min_length=1, description='Rules language expression, e.g. ip.src eq 203.0.113.7.')
+    expression: str = Field(min_length=1, description="Rules language expression, e.g. ip.src eq 203.0.113.7.")
     action: RuleAction = Field(default=RuleAction.BLOCK, description="What to do on match, e.g. block.")
     description: str = Field(default="", description="Rule description shown in the dashboard.")
     enabled: bool = Field(default=True, description="Whether the rule is active immediately.")
