@@ -18,6 +18,7 @@ from vigil.integrations.http import OutboundClient
 from vigil.integrations.router import router as integrations_router
 from vigil.integrations.secrets import SecretBox
 from vigil.integrations.service import endpoints_from_settings
+from vigil.integrations.slack.webhooks import router as chat_router
 from vigil.investigations.engine import Engine
 from vigil.orgs.router import router as orgs_router
 from vigil.playbooks.router import router as playbooks_router
@@ -81,5 +82,6 @@ def create_app(
     app.include_router(cases_router)
     app.include_router(playbooks_router)
     app.include_router(integrations_router)
+    app.include_router(chat_router)
     app.include_router(console_router)
     return app

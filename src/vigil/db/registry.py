@@ -5,6 +5,7 @@ from vigil.auth import models as auth_models
 from vigil.cases import models as cases_models
 from vigil.db.base import Base
 from vigil.integrations import models as integrations_models
+from vigil.integrations.slack import models as slack_models
 from vigil.investigations import models as investigations_models
 from vigil.orgs import models as orgs_models
 from vigil.playbooks import models as playbooks_models
@@ -18,4 +19,5 @@ __all__ = [
     "investigations_models",
     "orgs_models",
     "playbooks_models",
+    "slack_models",
 ]

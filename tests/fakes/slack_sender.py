@@ -1,0 +1,135 @@
+"""Plays Slack towards Vigil: builds E4/E5 deliveries and signs them exactly as Slack does.
+
+Events go as a JSON body; interactions as ``application/x-www-form-urlencoded`` with one field
+``payload=<url-encoded JSON>``; both carry ``X-Slack-Request-Timestamp`` and ``X-Slack-Signature``
+(``v0=`` HMAC-SHA256 of ``v0:{timestamp}:{raw body}``), and retries add ``X-Slack-Retry-Num``/``-Reason``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from typing import Any
+from urllib.parse import quote
+
+from fastapi.testclient import TestClient
+from httpx import Response
+
+from tests.fakes.slack import SIGNING_SECRET
+
+EVENTS_PATH = "/serviceapi/webhooks/chat/v1/events"
+INTERACTIONS_PATH = "/serviceapi/webhooks/chat/v1/interactions"
+USER_AGENT = "Slackbot 1.0 (+https://api.slack.com/robots)"
+
+
+def sign(secret: str, timestamp: str, body: bytes) -> str:
+    """Computed independently of Vigil's code, from Slack's documented recipe."""
+    return "v0=" + hmac.new(secret.encode(), b"v0:" + timestamp.encode() + b":" + body, hashlib.sha256).hexdigest()
+
+
+def url_verification(challenge: str = "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P") -> dict[str, Any]:
+    return {"token": "Jhj5dZrVaK7ZwHHjRyZWjbDl", "challenge": challenge, "type": "url_verification"}
+
+
+def message_im(event_id: str = "Ev0PV52K21", text: str = "yes", user: str = "U2147483697") -> dict[str, Any]:
+    return {
+        "token": "one-long-verification-token",
+        "team_id": "T123ABC456",
+        "api_app_id": "A0PNCHHK2",
+        "event": {
+            "type": "message",
+            "channel": "D024BE91L",
+            "user": user,
+            "text": text,
+            "ts": "1355517523.000005",
+            "event_ts": "1355517523.000005",
+            "channel_type": "im",
+        },
+        "type": "event_callback",
+        "authorizations": [{"team_id": "T123ABC456", "user_id": user, "is_bot": False, "is_enterprise_install": False}],
+        "event_id": event_id,
+        "event_time": 1355517523,
+    }
+
+
+def block_actions(
+    action_id: str = "checkpoint_confirm",
+    value: str = '{"checkpoint_id": "c1", "decision": "confirm"}',
+    *,
+    user_id: str = "W111",
+    message_ts: str = "111.222",
+    action_ts: str = "1596530385.194939",
+) -> dict[str, Any]:
+    return {
+        "type": "block_actions",
+        "user": {"id": user_id, "username": "jane", "name": "jane", "team_id": "T111"},
+        "api_app_id": "A111",
+        "token": "verification_token",
+        "container": {"type": "message", "message_ts": message_ts, "channel_id": "D111", "is_ephemeral": False},
+        "trigger_id": "111.222.valid",
+        "team": {"id": "T111", "domain": "workspace-domain"},
+        "channel": {"id": "D111", "name": "directmessage"},
+        "response_url": "https://hooks.slack.com/actions/T111/111/random-value",
+        "actions": [
+            {
+                "action_id": action_id,
+                "block_id": "checkpoint",
+                "text": {"type": "plain_text", "text": "Confirm it was me", "emoji": True},
+                "value": value,
+                "type": "button",
+                "action_ts": action_ts,
+            }
+        ],
+    }
+
+
+class SlackSender:
+    """Posts signed deliveries to a Vigil app through its TestClient."""
+
+    def __init__(self, client: TestClient, signing_secret: str = SIGNING_SECRET) -> None:
+        self.client = client
+        self.signing_secret = signing_secret
+
+    def headers(
+        self,
+        body: bytes,
+        content_type: str,
+        *,
+        timestamp: int | None = None,
+        secret: str | None = None,
+        retry_num: int | None = None,
+        retry_reason: str = "http_timeout",
+    ) -> dict[str, str]:
+        stamp = str(int(time.time()) if timestamp is None else timestamp)
+        headers = {
+            "Content-Type": content_type,
+            "User-Agent": USER_AGENT,
+            "X-Slack-Request-Timestamp": stamp,
+            "X-Slack-Signature": sign(secret or self.signing_secret, stamp, body),
+        }
+        if retry_num is not None:
+            headers["X-Slack-Retry-Num"] = str(retry_num)
+            headers["X-Slack-Retry-Reason"] = retry_reason
+        return headers
+
+    def post(
+        self, path: str, token: str | None, body: bytes, headers: dict[str, str], drop: tuple[str, ...] = ()
+    ) -> Response:
+        sent = {k: v for k, v in headers.items() if k not in drop}
+        params = {"token": token} if token is not None else None
+        return self.client.post(path, params=params, content=body, headers=sent)
+
+    def event(
+        self, token: str | None, payload: dict[str, Any], *, drop: tuple[str, ...] = (), **sign_args: Any
+    ) -> Response:
+        body = json.dumps(payload).encode()
+        return self.post(EVENTS_PATH, token, body, self.headers(body, "application/json", **sign_args), drop)
+
+    def interaction(
+        self, token: str | None, payload: dict[str, Any], *, drop: tuple[str, ...] = (), **sign_args: Any
+    ) -> Response:
+        body = ("payload=" + quote(json.dumps(payload))).encode()
+        headers = self.headers(body, "application/x-www-form-urlencoded", **sign_args)
+        return self.post(INTERACTIONS_PATH, token, body, headers, drop)

@@ -1,0 +1,91 @@
+"""Slack inbound tests: a Slack connection of org ACME, a sender that plays Slack, and row counters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from tests.fakes import slack
+from tests.fakes.slack_sender import SlackSender
+from tests.support.harness import Harness
+from vigil.integrations.slack import inbound
+from vigil.integrations.slack.inbound import InboundEvent, InboundInteraction
+from vigil.integrations.slack.models import ChatEvent, ChatInteraction
+
+SLACK_FIELDS = {
+    "webhook_url": "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "channel": "#soc-alerts",
+    "bot_token": slack.BOT_TOKEN,
+    "signing_secret": slack.SIGNING_SECRET,
+}
+
+
+@dataclass
+class SlackSetup:
+    harness: Harness
+    key: str
+    connection: dict[str, Any]
+    sender: SlackSender
+
+    @property
+    def token(self) -> str:
+        token: str = self.connection["webhook_token"]
+        return token
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+    def rows(self) -> tuple[int, int]:
+        """(chat_events, chat_interactions) row counts."""
+        with self.harness.db.read() as session:
+            events = session.scalar(select(func.count()).select_from(ChatEvent)) or 0
+            interactions = session.scalar(select(func.count()).select_from(ChatInteraction)) or 0
+            return events, interactions
+
+
+def create_connection(harness: Harness, key: str, name: str = "slack main", **fields: str) -> dict[str, Any]:
+    response = harness.client.post(
+        "/serviceapi/connections",
+        json={"organization_code": "ACME", "integration_id": "slack", "name": name, "fields": SLACK_FIELDS | fields},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    assert response.status_code == 201, response.text
+    created: dict[str, Any] = response.json()
+    return created
+
+
+@pytest.fixture
+def chat(harness: Harness) -> SlackSetup:
+    harness.add_org("ACME")
+    key = harness.add_key().api_key
+    return SlackSetup(harness, key, create_connection(harness, key), SlackSender(harness.client))
+
+
+@dataclass
+class Seen:
+    events: list[InboundEvent] = field(default_factory=list)
+    interactions: list[InboundInteraction] = field(default_factory=list)
+
+
+@pytest.fixture
+def seen() -> Iterator[Seen]:
+    """Records what reaches the hook registry (as the checkpoint code will consume it)."""
+    record = Seen()
+
+    def on_event(_session: Session, event: InboundEvent) -> None:
+        record.events.append(event)
+
+    def on_interaction(_session: Session, interaction: InboundInteraction) -> None:
+        record.interactions.append(interaction)
+
+    inbound.register_event_handler("message.im", on_event)
+    inbound.register_interaction_handler("block_actions", on_interaction)
+    yield record
+    inbound.unregister_event_handler("message.im", on_event)
+    inbound.unregister_interaction_handler("block_actions", on_interaction)
