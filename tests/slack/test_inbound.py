@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 from sqlalchemy import update
+from sqlalchemy.orm import Session
 
 from tests.fakes import slack
 from tests.fakes.slack_sender import block_actions, message_im, url_verification
 from tests.slack.conftest import Seen, SlackSetup
 from vigil.integrations.models import Connection
+from vigil.integrations.slack import inbound
 from vigil.integrations.slack.signature import SignatureFailure, compute_signature, verify_request
 
 SIGNATURE = "X-Slack-Signature"
@@ -89,10 +91,6 @@ def test_bot_authored_message_is_recorded_but_not_dispatched(chat: SlackSetup, s
 
 
 def test_handler_failure_records_nothing_so_the_retry_is_processed(chat: SlackSetup, seen: Seen) -> None:
-    from sqlalchemy.orm import Session
-
-    from vigil.integrations.slack import inbound
-
     def broken(_session: Session, _event: inbound.InboundEvent) -> None:
         raise RuntimeError("boom")
 

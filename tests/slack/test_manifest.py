@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.fixtures import MDE_VALUES
+from tests.fakes.slack_sender import message_im
 from tests.slack.conftest import SlackSetup
 from vigil.integrations.slack.manifest import build_manifest, to_yaml
 
@@ -117,3 +119,19 @@ def test_manifest_is_tenant_scoped(chat: SlackSetup) -> None:
     assert chat.harness.client.get(manifest_url(chat)).status_code == 401
     unknown = "/serviceapi/connections/00000000-0000-0000-0000-000000000000/slack-manifest"
     assert chat.harness.client.get(unknown, headers=chat.auth).status_code == 404
+
+
+def test_non_slack_connection_has_no_manifest_and_its_token_opens_no_webhook(chat: SlackSetup) -> None:
+    created = chat.harness.client.post(
+        "/serviceapi/connections",
+        json={"organization_code": "ACME", "integration_id": "microsoft_defender", "name": "mde", "fields": MDE_VALUES},
+        headers=chat.auth,
+    )
+    assert created.status_code == 201, created.text
+    mde = created.json()
+    response = chat.harness.client.get(
+        f"/serviceapi/connections/{mde['connection_uuid']}/slack-manifest", headers=chat.auth
+    )
+    assert response.status_code == 422 and response.json()["error"]["code"] == "not_a_slack_connection"
+    assert chat.sender.event(mde["webhook_token"], message_im()).status_code == 401
+    assert chat.rows() == (0, 0)
