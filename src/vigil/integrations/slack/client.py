@@ -47,9 +47,7 @@ _TRANSIENT_WEB_ERRORS = frozenset(
 WEBHOOK_FAILURES: dict[str, Failure] = {
     "invalid_payload": Failure("invalid_payload", "Invalid message payload", "Check the message text and blocks."),
     "no_text": Failure("no_text", "Message has no text", "Give the message some text."),
-    "missing_text_or_fallback_or_attachments": Failure(
-        "no_text", "Message has no text", "Give the message some text."
-    ),
+    "missing_text_or_fallback_or_attachments": Failure("no_text", "Message has no text", "Give the message some text."),
     "invalid_blocks": Failure("invalid_blocks", "Invalid message blocks", "Check the message blocks."),
     "too_many_attachments": Failure("too_many_attachments", "Too many attachments", "Send fewer attachments."),
     "user_not_found": Failure("user_not_found", "Webhook user not found", "Create a new incoming webhook."),
