@@ -11,6 +11,7 @@ import logging
 import os
 import stat
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,13 +56,14 @@ def _parse_keys(raw: Sequence[str], origin: str) -> list[bytes]:
     return keys
 
 
-class KeySource:
+class KeySource(ABC):
     """Where keys come from; ``keys()`` is called on every use so a rotated key file is picked up at once."""
 
     description = "keys"
 
+    @abstractmethod
     def keys(self, *, reload: bool = False) -> list[bytes]:
-        raise NotImplementedError
+        """The keys, newest (encrypting) first."""
 
     @property
     def writable(self) -> bool:
