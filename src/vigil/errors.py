@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 
@@ -83,3 +84,18 @@ class ServiceMisconfigured(VigilError):
 
     status_code = 500
     code = "service_misconfigured"
+
+
+def field_errors(errors: Iterable[Mapping[str, Any]], *, skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Pydantic/FastAPI validation errors as the `details` entries of the one error shape.
+
+    `skip` drops location parts that mean nothing to a client (FastAPI's leading "body").
+    """
+    return [
+        {
+            "field": ".".join(str(part) for part in item.get("loc", ()) if part not in skip),
+            "message": item.get("msg", ""),
+            "type": item.get("type", ""),
+        }
+        for item in errors
+    ]

@@ -22,7 +22,7 @@ from vigil.db.base import epoch_now
 from vigil.db.pagination import newest_first_page
 from vigil.db.session import Database
 from vigil.db.upsert import increment_counter
-from vigil.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed, VigilError
+from vigil.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed, VigilError, field_errors
 from vigil.orgs.models import Organization, Provider
 from vigil.orgs.service import get_enabled_provider, get_organization_by_code
 
@@ -107,7 +107,9 @@ def create_alerts_batch(
                 payload = AlertCreate.model_validate(raw)
                 organization = _authorize_target(session, principal, payload, limits, cache)
             except ValidationError as error:
-                failure = ValidationFailed("The alert is not valid.", details=validation_details(error))
+                failure = ValidationFailed(
+                    "The alert is not valid.", details=field_errors(error.errors(include_url=False))
+                )
                 results.append(_failed_item(index, failure))
                 continue
             except VigilError as error:
@@ -156,14 +158,6 @@ def alert_timeline(session: Session, alert: Alert) -> list[AlertEvent]:
     return list(
         session.scalars(select(AlertEvent).where(AlertEvent.alert_uuid == alert.alert_uuid).order_by(AlertEvent.id))
     )
-
-
-def validation_details(error: ValidationError) -> list[dict[str, Any]]:
-    """Pydantic errors as `{field, message, type}` entries of the one error shape."""
-    return [
-        {"field": ".".join(str(part) for part in item["loc"]), "message": item["msg"], "type": item["type"]}
-        for item in error.errors(include_url=False, include_context=False, include_input=False)
-    ]
 
 
 def _failed_item(index: int, error: VigilError) -> BatchItemResult:

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from vigil.db.base import epoch_now
-from vigil.errors import NotFound, ValidationFailed
+from vigil.errors import NotFound, ValidationFailed, field_errors
 from vigil.playbooks.models import Playbook, PlaybookVersion
 from vigil.playbooks.schemas import PlaybookDefinition, SkillStep
 
@@ -109,7 +109,7 @@ def save_new_version(
         raise ValidationFailed(
             "The playbook is not valid.",
             code="invalid_playbook",
-            details=[{"field": ".".join(map(str, e["loc"])), "message": e["msg"]} for e in error.errors()],
+            details=field_errors(error.errors(include_url=False)),
         ) from error
     unknown = sorted(
         {step.skill for step in definition.steps if isinstance(step, SkillStep) and step.skill not in known_skills}

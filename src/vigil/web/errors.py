@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from vigil.errors import DatabaseUnavailable, VigilError
+from vigil.errors import DatabaseUnavailable, VigilError, field_errors
 from vigil.web.request_context import request_id_var
 
 logger = logging.getLogger("vigil.api")
@@ -39,14 +39,7 @@ def install_error_handlers(app: FastAPI) -> None:
         problems = list(error.errors())
         if any(item.get("type") == "json_invalid" for item in problems):
             return error_response(400, "malformed_json", "The request body is not valid JSON.")
-        details = [
-            {
-                "field": ".".join(str(part) for part in item.get("loc", ()) if part != "body"),
-                "message": item.get("msg", ""),
-                "type": item.get("type", ""),
-            }
-            for item in problems
-        ]
+        details = field_errors(problems, skip=("body",))
         fields = ", ".join(sorted({d["field"] for d in details if d["field"]})) or "the request"
         return error_response(422, "validation_error", f"Invalid or missing fields: {fields}.", details)
 
