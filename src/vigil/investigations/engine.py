@@ -166,14 +166,15 @@ class Engine:
                     .limit(SUBMIT_BATCH)
                 ).all()
             if not rows:
-                return recovered
+                break
             for row_id, alert_uuid, attempt in rows:
                 last_id = row_id
                 if DBOS.get_workflow_status(workflow_id_for(alert_uuid, attempt)) is None:
                     enqueue_attempt(alert_uuid, attempt)
                     recovered += 1
-            if recovered:
-                logger.warning("re-enqueued %s investigations that had no workflow", recovered)
+        if recovered:
+            logger.warning("re-enqueued %s investigations that had no workflow", recovered)
+        return recovered
 
     def _submit_loop(self) -> None:
         last_orphan_scan = time.monotonic()

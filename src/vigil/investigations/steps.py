@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from vigil.investigations.schemas import InvestigationPlan, StepRecord
 from vigil.investigations.service import organization_of
 from vigil.investigations.templates import TemplateRenderError, render_inputs
 from vigil.playbooks.schemas import CheckpointStep, OnError, PlaybookStep, SkillStep
+
+logger = logging.getLogger("vigil.engine")
 
 
 class ConnectionResolver(Protocol):
@@ -90,9 +93,18 @@ class StepRunner:
                 error=f"Skipped: the alert has no value for {', '.join(empty)}",
             )
         if step.skill in INTERNAL_SKILLS:
-            with self.db.read() as session:
-                return StepRecord(**base, status=EvidenceStatus.OK, output=INTERNAL_SKILLS[step.skill](session, plan))
+            return self._run_internal_skill(plan, step, base)
         return self._run_vendor_skill(plan, step, base, inputs)
+
+    def _run_internal_skill(self, plan: InvestigationPlan, step: SkillStep, base: dict[str, Any]) -> StepRecord:
+        """A crashing internal skill is one failed step (its `on_error` decides), not a crashed investigation."""
+        try:
+            with self.db.read() as session:
+                output = INTERNAL_SKILLS[step.skill](session, plan)
+        except Exception as error:
+            logger.exception("internal skill %r failed", step.skill)
+            return self._failed(base, step, f"{step.skill} failed: {type(error).__name__}", transient=True)
+        return StepRecord(**base, status=EvidenceStatus.OK, output=output)
 
     def _run_vendor_skill(
         self, plan: InvestigationPlan, step: SkillStep, base: dict[str, Any], inputs: dict[str, str]
@@ -125,6 +137,10 @@ class StepRunner:
                 last_error = error
                 if not error.transient:
                     break
+            if skill.writes:
+                # A write may have reached the vendor before the failure; sending it again could
+                # isolate twice or add a duplicate rule. The HTTP layer already retried what was safe.
+                break
             if attempt + 1 < self.policy.retry_attempts:
                 time.sleep(self.policy.retry_backoff_seconds * (2**attempt))
         assert last_error is not None

@@ -92,6 +92,12 @@ def investigate(alert_uuid_text: str, attempt: int) -> str | None:
     except service.AlertGone:
         logger.warning("alert %s disappeared during its investigation", alert_uuid_text)
         return None
+    except Exception as error:
+        # Anything unforeseen (e.g. the database failing inside a step) must end the attempt
+        # visibly as Failed, never leave the alert InProgress behind a dead workflow.
+        logger.exception("investigation of %s attempt %s crashed", alert_uuid_text, attempt)
+        _fail_and_maybe_retry(alert_uuid, attempt, f"Internal error: {type(error).__name__}: {error}", True)
+        return None
 
 
 _RECORDS = TypeAdapter(list[StepRecord])
@@ -165,7 +171,8 @@ def _complete(plan_json: str, analysis_json: str) -> str | None:
         return service.complete(session, plan, Analysis.model_validate_json(analysis_json))
 
 
-@DBOS.step(name="vigil.fail")
+# Recording the failure must outlast a short database outage, so DBOS retries this step.
+@DBOS.step(name="vigil.fail", retries_allowed=True, max_attempts=8, interval_seconds=1.0, backoff_rate=2.0)
 def _fail(alert_uuid_text: str, attempt: int, reason: str) -> bool:
     with runtime().db.write() as session:
         return service.fail(session, uuid.UUID(alert_uuid_text), attempt, reason)
