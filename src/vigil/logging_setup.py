@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 
@@ -18,6 +19,23 @@ class _RequestIdFilter(logging.Filter):
         if not hasattr(record, "request_id"):
             record.request_id = request_id_var.get()
         return True
+
+
+_SECRET_QUERY = re.compile(r"(?i)\b(token|api_key|key|secret)=[^&\s\"']+")
+
+
+class _RedactQuerySecrets(logging.Filter):
+    """The access log prints paths with their query; E4/E5 carry the connection's webhook token there."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                _SECRET_QUERY.sub(r"\1=<redacted>", arg) if isinstance(arg, str) else arg for arg in record.args
+            )
+        return True
+
+
+_REDACT_QUERY_SECRETS = _RedactQuerySecrets()  # one instance, so reconfiguring never stacks copies
 
 
 class JsonFormatter(logging.Formatter):
@@ -43,6 +61,7 @@ def configure_logging(log_format: LogFormat, level: str) -> None:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"))
+    logging.getLogger("uvicorn.access").addFilter(_REDACT_QUERY_SECRETS)
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(level.upper())

@@ -17,14 +17,19 @@ from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert, AlertCounter, AlertEvent, IdempotencyRecord
 from vigil.alerts.schemas import AlertCreate, AlertFilters, BatchItemResult, ErrorBody
 from vigil.alerts.schemas import AlertOut as AlertOutSchema
-from vigil.auth.schemas import Principal, organization_forbidden
+from vigil.auth.schemas import Principal
 from vigil.db.base import epoch_now
 from vigil.db.pagination import newest_first_page
 from vigil.db.session import Database
 from vigil.db.upsert import increment_counter
 from vigil.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed, VigilError, field_errors
 from vigil.orgs.models import Organization, Provider
-from vigil.orgs.service import get_enabled_provider, get_organization_by_code
+from vigil.orgs.service import (
+    authorize_organization,
+    get_enabled_provider,
+    get_organization_by_code,
+    organization_for,
+)
 
 
 @dataclass(frozen=True)
@@ -171,7 +176,7 @@ def _failed_item(index: int, error: VigilError) -> BatchItemResult:
 def _authorize_target(
     session: Session, principal: Principal, payload: AlertCreate, limits: IntakeLimits, cache: _TargetCache
 ) -> Organization:
-    organization = _require_organization(
+    organization = authorize_organization(
         principal, payload.organization_code, cache.organization(session, payload.organization_code)
     )
     if cache.provider(session, payload.alert_provider) is None:
@@ -187,20 +192,6 @@ def _authorize_target(
             code="alert_content_too_large",
             details=[{"field": "alert_content", "limit_bytes": limits.max_content_bytes}],
         )
-    return organization
-
-
-def _require_organization(principal: Principal, code: str, organization: Organization | None) -> Organization:
-    """Unknown codes are 422 for all-organization keys; a restricted key only ever sees 403."""
-    if organization is None:
-        if not principal.all_organizations:
-            raise organization_forbidden(code)
-        raise ValidationFailed(
-            f"Unknown organization_code {code!r}; list valid values with GET /serviceapi/organizations.",
-            code="unknown_organization_code",
-            details=[{"field": "organization_code", "value": code}],
-        )
-    principal.require_access(organization.organization_uuid, organization.organization_code)
     return organization
 
 
@@ -268,8 +259,7 @@ def _scope_to_principal(
     session: Session, principal: Principal, query: Select[Alert], organization_code: str | None
 ) -> Select[Alert]:
     if organization_code:
-        code = organization_code.strip().upper()
-        organization = _require_organization(principal, code, get_organization_by_code(session, code))
+        organization = organization_for(session, principal, organization_code)
         return query.where(Alert.organization_uuid == organization.organization_uuid)
     scope = principal.organization_scope
     if scope is not None:

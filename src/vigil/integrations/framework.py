@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, TypeVar, get_type_hints
 
@@ -92,7 +92,7 @@ class Endpoints:
 class SkillContext:
     """What a skill or connection test may use: decrypted field values, a stable connection key and the HTTP layer."""
 
-    values: Mapping[str, str]
+    values: Mapping[str, str] = field(repr=False)  # decrypted secrets: never in a repr or traceback
     connection_key: str
     endpoints: Endpoints
     http: OutboundClient

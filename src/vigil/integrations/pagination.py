@@ -80,6 +80,7 @@ async def follow_odata_next_links(
     items: list[JsonObject] = []
     next_url: str | None = url
     next_params = params
+    followed: set[str] = set()
     while next_url is not None and len(items) < max_items:
         body = await fetch(next_url, next_params)
         value = body.get("value")
@@ -87,10 +88,13 @@ async def follow_odata_next_links(
             raise IntegrationError(
                 "unexpected_response", "The vendor returned a list response without a 'value' array.", transient=False
             )
+        before = len(items)
         items.extend(item for item in value if isinstance(item, dict))
         link = body.get("@odata.nextLink")
         next_url, next_params = None, None
-        if isinstance(link, str) and link:
+        # An empty page or a repeated link would otherwise loop for ever on a misbehaving server.
+        if isinstance(link, str) and link and len(items) > before and link not in followed:
+            followed.add(link)
             candidate = httpx.URL(link)
             if (candidate.scheme, candidate.host, candidate.port) != (origin.scheme, origin.host, origin.port):
                 raise IntegrationError(

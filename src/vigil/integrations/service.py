@@ -34,7 +34,7 @@ from vigil.integrations.schemas import (
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
 from vigil.integrations.validation import resolve_integration, resolve_values
 from vigil.orgs.models import Organization
-from vigil.orgs.service import get_organization_by_code
+from vigil.orgs.service import organization_for
 from vigil.settings import Settings
 
 logger = logging.getLogger("vigil.connections")
@@ -77,18 +77,6 @@ def endpoints_from_settings(settings: Settings) -> Endpoints:
 # --- validation ----------------------------------------------------------------------------------------------
 
 
-def _organization(session: Session, principal: Principal, code: str) -> Organization:
-    organization = get_organization_by_code(session, code)
-    if organization is None:
-        raise ValidationFailed(
-            f"Unknown organization_code {code.strip().upper()}; GET /serviceapi/organizations lists yours.",
-            code="unknown_organization_code",
-            details=[{"field": "organization_code", "value": code}],
-        )
-    principal.require_access(organization.organization_uuid, organization.organization_code)
-    return organization
-
-
 def _clean_name(session: Session, organization_uuid: uuid.UUID, name: str, keep: uuid.UUID | None = None) -> str:
     text = name.strip()
     if not text or any(ord(c) < 32 for c in text):
@@ -124,7 +112,7 @@ def _check_expiry(expires_at: int | None) -> None:
 def create_connection(
     session: Session, principal: Principal, payload: ConnectionCreate, box: SecretBox, *, created_by: str | None = None
 ) -> Connection:
-    organization = _organization(session, principal, payload.organization_code)
+    organization = organization_for(session, principal, payload.organization_code)
     integration = resolve_integration(payload.integration_id)
     name = _clean_name(session, organization.organization_uuid, payload.name)
     _check_expiry(payload.expires_at)
@@ -175,7 +163,7 @@ def list_connections(
     )
     if organization_code is not None:
         query = query.where(
-            Connection.organization_uuid == _organization(session, principal, organization_code).organization_uuid
+            Connection.organization_uuid == organization_for(session, principal, organization_code).organization_uuid
         )
     elif principal.organization_scope is not None:
         query = query.where(Connection.organization_uuid.in_(list(principal.organization_scope)))
@@ -200,7 +188,7 @@ def get_connection(session: Session, principal: Principal, connection_uuid: uuid
 
 def find_connection(session: Session, organization_code: str, name: str, principal: Principal) -> Connection:
     """By organization and instance name (the CLI's way of naming one)."""
-    organization = _organization(session, principal, organization_code)
+    organization = organization_for(session, principal, organization_code)
     connection = session.scalar(
         select(Connection).where(
             Connection.organization_uuid == organization.organization_uuid, Connection.name == name.strip()

@@ -9,6 +9,7 @@ from collections.abc import Collection
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from vigil.auth.schemas import Principal, organization_forbidden
 from vigil.db.base import epoch_now
 from vigil.errors import Conflict, ValidationFailed
 from vigil.orgs.models import Organization, Provider
@@ -40,6 +41,29 @@ def create_organization(session: Session, code: str, name: str | None = None) ->
 
 def get_organization_by_code(session: Session, code: str) -> Organization | None:
     return session.scalar(select(Organization).where(Organization.organization_code == code.strip().upper()))
+
+
+def authorize_organization(principal: Principal, code: str, organization: Organization | None) -> Organization:
+    """The organization a request names, if this principal may use it.
+
+    Unknown codes are 422 for all-organization keys; a restricted key only ever sees 403, so it
+    cannot probe which other tenants exist.
+    """
+    if organization is None:
+        if not principal.all_organizations:
+            raise organization_forbidden(code)
+        raise ValidationFailed(
+            f"Unknown organization_code {code!r}; list valid values with GET /serviceapi/organizations.",
+            code="unknown_organization_code",
+            details=[{"field": "organization_code", "value": code}],
+        )
+    principal.require_access(organization.organization_uuid, organization.organization_code)
+    return organization
+
+
+def organization_for(session: Session, principal: Principal, code: str) -> Organization:
+    code = code.strip().upper()
+    return authorize_organization(principal, code, get_organization_by_code(session, code))
 
 
 def get_organizations_by_codes(session: Session, codes: Collection[str]) -> list[Organization]:

@@ -227,7 +227,8 @@ def handle_event(
                 "payload": body.decode("utf-8"),
             },
         )
-        if recorded and not event.get("bot_id"):
+        # Bot messages (our own), edits and deletions (subtypes) are not a person answering.
+        if recorded and not event.get("bot_id") and not event.get("subtype"):
             for handler in _event_handlers.get(inbound.event_type, []):
                 handler(session, inbound)
     logger.info(
