@@ -51,11 +51,6 @@ class PayloadTooLarge(VigilError):
     code = "payload_too_large"
 
 
-class UnsupportedMediaType(VigilError):
-    status_code = 415
-    code = "unsupported_media_type"
-
-
 class ValidationFailed(VigilError):
     status_code = 422
     code = "validation_error"

@@ -304,7 +304,3 @@ def transition(
     )
     session.flush()
     return alert
-
-
-def add_timeline_event(session: Session, alert_uuid: uuid.UUID, *, actor: str, kind: str, message: str) -> None:
-    session.add(AlertEvent(alert_uuid=alert_uuid, at=epoch_now(), actor=actor, kind=kind, message=message))

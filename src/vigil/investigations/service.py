@@ -21,7 +21,7 @@ from vigil.investigations.entities import Entities, extract_entities
 from vigil.investigations.models import InvestigationAttempt, InvestigationStep
 from vigil.investigations.schemas import InvestigationPlan, StepRecord
 from vigil.playbooks.schemas import PlaybookDefinition
-from vigil.playbooks.service import find_or_create, get_version
+from vigil.playbooks.service import find_or_create
 
 ENGINE_ACTOR = "vigil:engine"
 
@@ -244,32 +244,6 @@ def resubmit(session: Session, alert_uuid: uuid.UUID, *, actor: str, reason: str
         return None
     alert.investigation_retry_count += 1
     return alert.investigation_retry_count
-
-
-def load_plan(session: Session, alert_uuid: uuid.UUID, attempt: int) -> InvestigationPlan | None:
-    """Rebuild a plan from its attempt row (used when an analyst inspects a running attempt)."""
-    record = _attempt(session, alert_uuid, attempt)
-    if record.playbook_uuid is None:
-        return None
-    playbook = get_version(session, record.playbook_uuid, record.playbook_version)
-    alert = session.get(Alert, _alert_pk(session, alert_uuid))
-    assert alert is not None and alert.alert_type is not None
-    return InvestigationPlan(
-        alert_uuid=alert_uuid,
-        attempt=attempt,
-        facts=AlertFacts(
-            organization_code=alert.organization_code,
-            alert_provider=alert.alert_provider,
-            alert_type=alert.alert_type,
-            alert_content=alert.alert_content,
-            alert_id=alert.alert_id,
-        ),
-        entities=Entities.model_validate_json(record.entities),
-        playbook_uuid=playbook.playbook_uuid,
-        playbook_name=playbook.name,
-        playbook_version=playbook.version,
-        definition=playbook.definition,
-    )
 
 
 def _attempt(session: Session, alert_uuid: uuid.UUID, attempt: int) -> InvestigationAttempt:

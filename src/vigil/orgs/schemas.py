@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 ORGANIZATION_CODE_PATTERN = r"^[A-Z0-9]{2,16}$"
 PROVIDER_SLUG_PATTERN = r"^[a-z][a-z0-9_]{1,63}$"
@@ -22,11 +22,6 @@ class OrganizationList(BaseModel):
     organizations: list[OrganizationOut]
 
 
-class OrganizationCreate(BaseModel):
-    organization_code: str = Field(pattern=ORGANIZATION_CODE_PATTERN, description="2–16 of A–Z, 0–9.")
-    name: str = Field(min_length=1, max_length=200)
-
-
 class ProviderOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -36,8 +31,3 @@ class ProviderOut(BaseModel):
 
 class ProviderList(BaseModel):
     providers: list[ProviderOut]
-
-
-class ProviderCreate(BaseModel):
-    alert_provider: str = Field(pattern=PROVIDER_SLUG_PATTERN, description="Lowercase slug, e.g. okta.")
-    name: str = Field(min_length=1, max_length=200)
