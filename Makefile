@@ -17,9 +17,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/vigil serve
 
-## Run the whole test suite against SQLite and PostgreSQL (starts local PostgreSQL if it is down).
+## Run the whole test suite against SQLite and PostgreSQL (starts local PostgreSQL if it is down, installs
+## Debian's Chromium for the console tests if it is missing).
 test: $(STAMP)
 	bash scripts/ensure-postgres.sh
+	bash scripts/ensure-chromium.sh
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 ## Static checks: ruff (lint + format) and mypy --strict.

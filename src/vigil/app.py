@@ -7,12 +7,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from vigil import __version__
 from vigil.alerts.router import router as alerts_router
 from vigil.auth.ratelimit import TokenBucketLimiter
 from vigil.cases.router import router as cases_router
+from vigil.console.errors import console_error_response
+from vigil.console.router import CONSOLE_STATIC_DIR
 from vigil.console.router import router as console_router
+from vigil.console.security import ConsoleSigner, SignInThrottle
 from vigil.db.session import Database
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.router import router as integrations_router
@@ -67,7 +71,10 @@ def create_app(
     app.state.outbound = OutboundClient()  # one pool, token cache and limiter set
     app.state.engine = engine
 
-    install_error_handlers(app)
+    app.state.console_signer = ConsoleSigner(app.state.secret_box)
+    app.state.signin_throttle = SignInThrottle()
+
+    install_error_handlers(app, page_renderer=console_error_response)
     app.add_middleware(
         BodyGuardMiddleware,
         limit_for_path=lambda path: (
@@ -84,4 +91,5 @@ def create_app(
     app.include_router(integrations_router)
     app.include_router(chat_router)
     app.include_router(console_router)
+    app.mount("/static", StaticFiles(directory=CONSOLE_STATIC_DIR), name="static")
     return app

@@ -36,6 +36,8 @@ from vigil.investigations.engine import build_engine
 from vigil.logging_setup import configure_logging
 from vigil.orgs import service as orgs_service
 from vigil.settings import Settings, get_settings
+from vigil.users import service as users_service
+from vigil.users.schemas import Role
 
 app = typer.Typer(help="Vigil: self-hostable AI security operations.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
@@ -47,6 +49,8 @@ app.add_typer(db_app, name="db")
 app.add_typer(org_app, name="org")
 app.add_typer(provider_app, name="provider")
 app.add_typer(apikey_app, name="apikey")
+user_app = typer.Typer(help="Console users (admins, analysts, viewers).", no_args_is_help=True)
+app.add_typer(user_app, name="user")
 connection_app = typer.Typer(
     help="Integration connections (vendor credentials per organization).", no_args_is_help=True
 )
@@ -87,6 +91,7 @@ def serve(
     from vigil.app import create_app
 
     _announce(settings)
+    _bootstrap_admin(settings, database)
     uvicorn.run(
         create_app(settings, database, engine=build_engine(settings, database, role="serve")),
         host=host or settings.host,
@@ -121,6 +126,22 @@ def worker(
     finally:
         engine.stop()
         database.dispose()
+
+
+def _bootstrap_admin(settings: Settings, database: Database) -> None:
+    """First start: create the console admin; a generated password is printed this once and never stored."""
+    password = settings.admin_password.get_secret_value() if settings.admin_password else None
+    with database.write() as session:
+        created = users_service.bootstrap_admin(session, settings.admin_email, password)
+    if created is None:
+        return
+    if created.generated_password:
+        console.print(
+            f"Console admin created: [bold]{created.email}[/bold] with one-time password "
+            f"[bold]{created.generated_password}[/bold] (shown only now; change it under Your account)."
+        )
+    else:
+        console.print(f"Console admin created: [bold]{created.email}[/bold] (password from VIGIL_ADMIN_PASSWORD).")
 
 
 def _announce(settings: Settings) -> None:
@@ -227,6 +248,40 @@ def apikey_revoke(key: Annotated[str, typer.Argument(help="Key id (UUID) or visi
     with _database() as database, database.write() as session:
         revoked = auth_service.revoke_api_key(session, key)
         console.print(f"Revoked {revoked.prefix}… ({revoked.name})")
+
+
+@user_app.command("invite")
+def user_invite(
+    email: Annotated[str, typer.Option(help="Sign-in email.")],
+    role: Annotated[Role, typer.Option(help="admin (all organizations), analyst or viewer.")] = Role.ANALYST,
+    org: Annotated[list[str] | None, typer.Option(help="Organization the user may see; repeat.")] = None,
+) -> None:
+    """Create a console user and print a one-time password to pass on."""
+    with _database() as database, database.write() as session:
+        invited = users_service.invite_user(session, email=email, role=role, organization_codes=org or [])
+    console.print(f"User {invited.email} ({invited.role.value}) created. One-time password (shown only now):")
+    typer.echo(invited.one_time_password)
+
+
+@user_app.command("reset-password")
+def user_reset_password(email: Annotated[str, typer.Argument(help="The user's email.")]) -> None:
+    """Give a user a new one-time password (for example a locked-out admin); their sessions end."""
+    with _database() as database, database.write() as session:
+        user = users_service.find_by_email(session, email)
+        reset = users_service.reset_password(session, user.user_uuid)
+    console.print(f"New one-time password for {reset.email} (shown only now):")
+    typer.echo(reset.one_time_password)
+
+
+@user_app.command("list")
+def user_list() -> None:
+    """List console users."""
+    with _database() as database, database.read() as session:
+        table = Table("EMAIL", "ROLE", "ORGS", "LAST SIGN-IN", "DISABLED")
+        for user in users_service.list_users(session):
+            orgs = "all" if user.role is Role.ADMIN else ", ".join(user.organizations) or "-"
+            table.add_row(user.email, user.role.value, orgs, _when(user.last_login_at), _when(user.disabled_at))
+        console.print(table)
 
 
 @alert_app.command("send")

@@ -62,6 +62,11 @@ class Settings(BaseSettings):
         default=0.0, ge=0, description="Fault-injection only: sleep in every playbook step (crash tests)."
     )
 
+    admin_email: str | None = Field(default=None, description="First-start admin's email (default admin@vigil.local).")
+    admin_password: SecretStr | None = Field(
+        default=None, description="First-start admin's password; without it a one-time password is printed once."
+    )
+
     log_format: LogFormat = LogFormat.TEXT
     log_level: str = "INFO"
 

@@ -13,7 +13,8 @@ from vigil.errors import RateLimited
 class TokenBucketLimiter:
     """In-process buckets: `rate` tokens per second refill up to `burst`; one token per request."""
 
-    def __init__(self, rate: float, burst: int) -> None:
+    def __init__(self, rate: float, burst: int, *, subject: str = "this API key") -> None:
+        self.subject = subject
         self.rate = rate
         self.burst = burst
         self._buckets: dict[Hashable, tuple[float, float]] = {}
@@ -31,6 +32,6 @@ class TokenBucketLimiter:
             self._buckets[key] = (tokens, now)
         wait = (1.0 - tokens) / self.rate
         raise RateLimited(
-            f"Rate limit of {self.rate:g} requests/s (burst {self.burst}) exceeded for this API key.",
+            f"Rate limit of {self.rate:g} requests/s (burst {self.burst}) exceeded for {self.subject}.",
             retry_after_seconds=max(1, math.ceil(wait)),
         )

@@ -1,19 +1,27 @@
-"""Web console pages (server-rendered)."""
+"""The web console: server-rendered pages served by the same process as the API.
+
+Every page module adds its own router here; the CSRF check covers all of them, so no form can forget it.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
-from fastapi.templating import Jinja2Templates
+from fastapi import APIRouter, Depends
+from fastapi.responses import RedirectResponse
 
-from vigil import __version__
+from vigil.console.deps import IdentityDep, check_csrf
+from vigil.console.pages import signin
 
-templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
-router = APIRouter(include_in_schema=False)
+CONSOLE_STATIC_DIR = Path(__file__).parent / "static"
+
+router = APIRouter(include_in_schema=False, dependencies=[Depends(check_csrf)])
 
 
-@router.get("/", response_class=HTMLResponse)
-def home(request: Request) -> HTMLResponse:
-    return templates.TemplateResponse(request, "home.html", {"version": __version__})
+@router.get("/")
+def home(identity: IdentityDep) -> RedirectResponse:
+    return RedirectResponse("/alerts", status_code=303)
+
+
+for page in (signin,):
+    router.include_router(page.router)

@@ -9,6 +9,7 @@ from vigil.integrations.slack import models as slack_models
 from vigil.investigations import models as investigations_models
 from vigil.orgs import models as orgs_models
 from vigil.playbooks import models as playbooks_models
+from vigil.users import models as users_models
 
 __all__ = [
     "Base",
@@ -20,4 +21,5 @@ __all__ = [
     "orgs_models",
     "playbooks_models",
     "slack_models",
+    "users_models",
 ]

@@ -6,6 +6,8 @@ rotation possible without downtime. Key material and plaintexts are never logged
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 import os
@@ -174,6 +176,14 @@ class SecretBox:
     def rotate(self, token: str) -> str:
         """The same plaintext under the first (newest) key; raises InvalidToken when no key decrypts it."""
         return self._fernet().rotate(token.encode()).decode()
+
+    def derived_keys(self, purpose: str) -> list[bytes]:
+        """Per-purpose HMAC keys derived from every configured key, newest first (sign with the first, verify any).
+
+        The console signs its cookies and CSRF tokens with these, so there is one secret to manage and share.
+        """
+        keys = self.source.keys()
+        return [hmac.new(key, f"vigil:{purpose}".encode(), hashlib.sha256).digest() for key in keys]
 
     def decrypts_with_primary_only(self, token: str) -> bool:
         try:

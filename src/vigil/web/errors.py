@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -27,26 +28,43 @@ def error_response(
     return JSONResponse(body, status_code=status_code, headers=headers)
 
 
-def install_error_handlers(app: FastAPI) -> None:
+PageRenderer = Callable[[Request, int, str, str], Response | None]
+
+
+def install_error_handlers(app: FastAPI, page_renderer: PageRenderer | None = None) -> None:
+    """`page_renderer` answers errors on web-console paths with a page; it returns None for API paths."""
+
+    def respond(
+        request: Request,
+        status_code: int,
+        code: str,
+        message: str,
+        details: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Response:
+        page = page_renderer(request, status_code, code, message) if page_renderer else None
+        return page or error_response(status_code, code, message, details, headers)
+
     @app.exception_handler(VigilError)
-    async def _vigil_error(_request: Request, error: VigilError) -> JSONResponse:
+    async def _vigil_error(request: Request, error: VigilError) -> Response:
         if isinstance(error, DatabaseUnavailable):
             logger.warning("database unavailable: %s", error.__cause__, extra={"request_id": request_id_var.get()})
-        return error_response(error.status_code, error.code, error.message, error.details, error.headers)
+        return respond(request, error.status_code, error.code, error.message, error.details, error.headers)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_request: Request, error: RequestValidationError) -> JSONResponse:
+    async def _validation_error(request: Request, error: RequestValidationError) -> Response:
         problems = list(error.errors())
         if any(item.get("type") == "json_invalid" for item in problems):
-            return error_response(400, "malformed_json", "The request body is not valid JSON.")
+            return respond(request, 400, "malformed_json", "The request body is not valid JSON.")
         details = field_errors(problems, skip=("body",))
         fields = ", ".join(sorted({d["field"] for d in details if d["field"]})) or "the request"
-        return error_response(422, "validation_error", f"Invalid or missing fields: {fields}.", details)
+        return respond(request, 422, "validation_error", f"Invalid or missing fields: {fields}.", details)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_request: Request, error: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(request: Request, error: StarletteHTTPException) -> Response:
         codes = {404: "not_found", 405: "method_not_allowed"}
-        return error_response(
+        return respond(
+            request,
             error.status_code,
             codes.get(error.status_code, "http_error"),
             str(error.detail),
@@ -54,6 +72,6 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(Exception)
-    async def _unexpected(_request: Request, error: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, error: Exception) -> Response:
         logger.exception("unhandled error", extra={"request_id": request_id_var.get()})
-        return error_response(500, "internal_error", "An unexpected error occurred; it has been logged.")
+        return respond(request, 500, "internal_error", "An unexpected error occurred; it has been logged.")

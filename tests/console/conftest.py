@@ -1,0 +1,80 @@
+"""Browser tests: Debian's headless Chromium (never a downloaded build) against a live Vigil on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.engine.conftest import engine_settings
+from tests.fakes.cloudflare import CloudflareFake
+from tests.fakes.fixtures import (
+    cloudflare_fake,
+    cloudflare_server,
+    mde_fake,
+    mde_server,
+    push_fake,
+    push_server,
+    slack_fake,
+    slack_server,
+)
+from tests.fakes.mde import MdeFake
+from tests.fakes.slack import SlackFake
+from tests.support.console import CHROMIUM, CHROMIUM_ARGS, DESKTOP, ConsoleStack, sign_in
+
+__all__ = [
+    "cloudflare_fake",
+    "cloudflare_server",
+    "mde_fake",
+    "mde_server",
+    "push_fake",
+    "push_server",
+    "slack_fake",
+    "slack_server",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def stack(
+    db_url: str,
+    tmp_path: Path,
+    mde_server: MdeFake,
+    cloudflare_server: CloudflareFake,
+    slack_server: SlackFake,
+) -> Iterator[ConsoleStack]:
+    settings = engine_settings(
+        db_url,
+        tmp_path,
+        mde_auth_url=mde_server.url,
+        mde_api_url=mde_server.url,
+        edge_api_url=cloudflare_server.url,
+        chat_api_url=slack_server.api_url,
+    )
+    with ConsoleStack(settings) as running:
+        yield running
+
+
+@pytest.fixture
+def page(browser: Browser, stack: ConsoleStack) -> Iterator[Page]:
+    context = browser.new_context(viewport=DESKTOP, base_url=stack.url)
+    context.set_default_timeout(15_000)
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+@pytest.fixture
+def admin_page(page: Page, stack: ConsoleStack) -> Page:
+    """A browser signed in as the stack's admin."""
+    sign_in(page, stack.url)
+    return page
