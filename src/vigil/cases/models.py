@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import BigInteger, Float, ForeignKey, String, Text, Uuid
+from sqlalchemy import BigInteger, Float, ForeignKey, Index, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vigil.db.base import AutoIncrementId, Base
@@ -43,6 +43,13 @@ class Case(Base):
     modified_at: Mapped[int] = mapped_column(BigInteger)
     closed_at: Mapped[int | None] = mapped_column(BigInteger)
 
+    # The cases page filters by organization, status and assignee, newest first.
+    __table_args__ = (
+        Index("ix_cases_org_id", "organization_uuid", "id"),
+        Index("ix_cases_status_id", "status", "id"),
+        Index("ix_cases_assignee_id", "assignee", "id"),
+    )
+
 
 class CaseCounter(Base):
     """Last case number per organization; bumped in the same transaction as the case insert."""
@@ -64,6 +71,10 @@ class CaseEvent(Base):
     actor: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(40))
     message: Mapped[str] = mapped_column(Text, default="")
+    # For analyst changes: which field changed, from what, to what (None for other events).
+    field: Mapped[str | None] = mapped_column(String(40))
+    from_value: Mapped[str | None] = mapped_column(String(320))
+    to_value: Mapped[str | None] = mapped_column(String(320))
 
 
 class CaseComment(Base):
@@ -74,3 +85,7 @@ class CaseComment(Base):
     author: Mapped[str] = mapped_column(String(200))
     body: Mapped[str] = mapped_column(Text)
     created_at: Mapped[int] = mapped_column(BigInteger)
+    # A form's (or an API client's Idempotency-Key) id for the submission, so a double submit adds one comment.
+    submission_id: Mapped[str | None] = mapped_column(String(128))
+
+    __table_args__ = (UniqueConstraint("case_uuid", "submission_id", name="uq_case_comments_case_submission"),)

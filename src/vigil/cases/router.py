@@ -1,18 +1,48 @@
-"""Case queries (SPEC §3): list with filters and cursor pagination, one case with evidence and timeline."""
+"""Cases over the API (SPEC §3, §4): list with filters and cursor pagination, one case with evidence and
+timeline, and the analyst's changes (status, severity, disposition, assignee) and comments."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Header, Query, Response
+from sqlalchemy.orm import Session
 
 from vigil.cases import service
-from vigil.cases.constants import CaseSeverity, CaseStatus
-from vigil.cases.schemas import CaseCommentOut, CaseDetail, CaseEventOut, CaseOut, CasePage, EvidenceOut
+from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
+from vigil.cases.models import Case
+from vigil.cases.schemas import (
+    CaseCommentOut,
+    CaseDetail,
+    CaseEventOut,
+    CaseOut,
+    CasePage,
+    CaseUpdate,
+    CommentCreate,
+    EvidenceOut,
+)
 from vigil.web.deps import DbDep, PrincipalDep
 from vigil.web.openapi import ERROR_RESPONSES
 
 router = APIRouter(prefix="/serviceapi/cases", tags=["cases"], responses=ERROR_RESPONSES)
+
+CHANGE_RESPONSES: dict[int | str, dict[str, str]] = {
+    404: {"description": "No such case"},
+    409: {"description": "The case changed meanwhile (see details)"},
+}
+
+
+def _actor(name: str) -> str:
+    return f"api_key:{name}"
+
+
+def _detail(session: Session, case: Case) -> CaseDetail:
+    return CaseDetail(
+        **CaseOut.model_validate(case).model_dump(),
+        evidence=[EvidenceOut.model_validate(s) for s in service.case_evidence(session, case)],
+        timeline=[CaseEventOut.model_validate(e) for e in service.case_timeline(session, case)],
+        comments=[CaseCommentOut.model_validate(c) for c in service.case_comments(session, case)],
+    )
 
 
 @router.get("", summary="List cases, newest first")
@@ -22,6 +52,9 @@ def list_cases(
     organization_code: str | None = None,
     status: CaseStatus | None = None,
     severity: CaseSeverity | None = None,
+    disposition: CaseDisposition | None = None,
+    assignee: Annotated[str | None, Query(max_length=320, description="An assignee's email, or `unassigned`.")] = None,
+    q: Annotated[str | None, Query(max_length=200, description="Substring of the case id or title.")] = None,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> CasePage:
@@ -32,6 +65,9 @@ def list_cases(
             organization_code=organization_code,
             status=status,
             severity=severity,
+            disposition=disposition,
+            assignee=assignee,
+            q=q,
             cursor=cursor,
             limit=limit,
         )
@@ -41,10 +77,52 @@ def list_cases(
 @router.get("/{case_ref}", summary="One case by case_id or case_uuid, with evidence, timeline and comments")
 def get_case(case_ref: str, db: DbDep, principal: PrincipalDep) -> CaseDetail:
     with db.read() as session:
-        case = service.get_case(session, principal, case_ref)
-        return CaseDetail(
-            **CaseOut.model_validate(case).model_dump(),
-            evidence=[EvidenceOut.model_validate(s) for s in service.case_evidence(session, case)],
-            timeline=[CaseEventOut.model_validate(e) for e in service.case_timeline(session, case)],
-            comments=[CaseCommentOut.model_validate(c) for c in service.case_comments(session, case)],
+        return _detail(session, service.get_case(session, principal, case_ref))
+
+
+@router.patch(
+    "/{case_ref}",
+    summary="Change a case's status, severity, disposition or assignee",
+    description=(
+        "Only the fields sent change; each change is a timeline event with the key as actor. Closing "
+        "(`status: closed`) needs a disposition other than `pending` (send both to close with a verdict); "
+        "leaving `closed` reopens the case. Repeating a change is a no-op, so retries are safe."
+    ),
+    responses=CHANGE_RESPONSES,
+)
+def update_case(case_ref: str, changes: CaseUpdate, db: DbDep, principal: PrincipalDep) -> CaseDetail:
+    with db.write() as session:
+        case = service.update_case(session, principal, case_ref, changes, actor=_actor(principal.name))
+        return _detail(session, case)
+
+
+@router.post(
+    "/{case_ref}/comments",
+    status_code=201,
+    summary="Add an analyst comment to a case",
+    description=(
+        "At most 10,000 characters. With an `Idempotency-Key` header a retried request returns the first "
+        "comment (200) instead of adding a second."
+    ),
+    responses={**CHANGE_RESPONSES, 200: {"description": "Replay of an earlier request with the same key"}},
+)
+def add_comment(
+    case_ref: str,
+    comment: CommentCreate,
+    db: DbDep,
+    principal: PrincipalDep,
+    response: Response,
+    idempotency_key: Annotated[str | None, Header(max_length=128)] = None,
+) -> CaseCommentOut:
+    with db.write() as session:
+        added, created = service.add_comment(
+            session,
+            principal,
+            case_ref,
+            author=_actor(principal.name),
+            body=comment.body,
+            submission_id=idempotency_key,
         )
+        if not created:
+            response.status_code = 200
+        return CaseCommentOut.model_validate(added)

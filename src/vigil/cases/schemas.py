@@ -6,9 +6,11 @@ import json
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
+
+COMMENT_MAX_CHARS = 10_000
 
 
 class CaseEventOut(BaseModel):
@@ -18,6 +20,9 @@ class CaseEventOut(BaseModel):
     actor: str
     kind: str
     message: str
+    field: str | None = Field(default=None, description="For an analyst's change: the field that changed.")
+    from_value: str | None = Field(default=None, description="The field's value before the change (null: unset).")
+    to_value: str | None = Field(default=None, description="The field's value after the change (null: unset).")
 
 
 class CaseCommentOut(BaseModel):
@@ -92,3 +97,44 @@ class CaseDetail(CaseOut):
 class CasePage(BaseModel):
     cases: list[CaseOut]
     next_cursor: str | None
+
+
+class CaseUpdate(BaseModel):
+    """An analyst's change to a case; only the fields present are changed (`"assignee": null` unassigns).
+
+    Setting `status` to `closed` needs a disposition other than `pending` (send both in one request to
+    close with a verdict); leaving `closed` reopens the case. Setting a field to its current value is a no-op.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: CaseStatus | None = None
+    severity: CaseSeverity | None = None
+    disposition: CaseDisposition | None = None
+    assignee: str | None = Field(
+        default=None,
+        max_length=320,
+        description="Email of a console user who can see the case's organization; null for unassigned.",
+    )
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> CaseUpdate:
+        if not self.model_fields_set:
+            raise ValueError("Send at least one of status, severity, disposition, assignee.")
+        for name in ("status", "severity", "disposition"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null.")
+        return self
+
+
+class CommentCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    body: str = Field(min_length=1, max_length=COMMENT_MAX_CHARS, description="The comment text (plain text).")
+
+    @field_validator("body")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("The comment is empty.")
+        return value.strip()

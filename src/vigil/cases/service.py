@@ -1,25 +1,35 @@
-"""Case rules: one case per investigated alert, per-organization numbering, queries with scoping."""
+"""Case rules: one case per investigated alert, per-organization numbering, queries with scoping, and the
+analyst's changes (status, severity, disposition, assignee, comments, close/reopen), each one timeline event."""
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 
-from sqlalchemy import select
+from sqlalchemy import CursorResult, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import Analysis
 from vigil.alerts.models import Alert
 from vigil.auth.schemas import Principal, organization_forbidden
-from vigil.cases.constants import CaseStatus
+from vigil.cases.constants import CaseDisposition, CaseStatus
 from vigil.cases.models import Case, CaseComment, CaseCounter, CaseEvent
+from vigil.cases.schemas import COMMENT_MAX_CHARS, CaseUpdate
 from vigil.db.base import epoch_now
 from vigil.db.pagination import newest_first_page
 from vigil.db.upsert import increment_counter
-from vigil.errors import NotFound
+from vigil.errors import Conflict, NotFound, ValidationFailed
 from vigil.investigations.models import InvestigationStep
+from vigil.users.models import ConsoleUser, UserOrganization
+from vigil.users.schemas import Role
 
 AI_ACTOR = "vigil:ai"
+#: The `assignee` filter value that selects cases nobody is assigned to (an email always has an "@").
+UNASSIGNED = "unassigned"
+#: Fields an analyst changes; applied in this order so one request can set a disposition and close.
+CHANGE_ORDER = ("disposition", "severity", "assignee", "status")
 
 
 def open_case_for_alert(
@@ -90,7 +100,11 @@ def list_cases(
     severity: str | None,
     cursor: str | None,
     limit: int,
+    disposition: str | None = None,
+    assignee: str | None = None,
+    q: str | None = None,
 ) -> tuple[list[Case], str | None]:
+    """Newest first; `assignee` is an email or `UNASSIGNED`; `q` matches the case id or title (substring)."""
     query = select(Case)
     scope = principal.organization_scope
     if scope is not None:
@@ -101,7 +115,38 @@ def list_cases(
         query = query.where(Case.status == status)
     if severity:
         query = query.where(Case.severity == severity)
+    if disposition:
+        query = query.where(Case.disposition == disposition)
+    if assignee:
+        wanted = assignee.strip().lower()
+        query = query.where(Case.assignee.is_(None) if wanted == UNASSIGNED else Case.assignee == wanted)
+    if q and q.strip():
+        pattern = "%" + _escape_like(q.strip()) + "%"
+        query = query.where(or_(Case.case_id.ilike(pattern, escape="\\"), Case.title.ilike(pattern, escape="\\")))
     return newest_first_page(session, query, Case.id, cursor, limit)
+
+
+def assignees_in_use(session: Session, principal: Principal) -> list[str]:
+    """Distinct assignees of the cases the principal can see (for the list's filter)."""
+    query = select(Case.assignee).where(Case.assignee.is_not(None)).distinct().order_by(Case.assignee)
+    scope = principal.organization_scope
+    if scope is not None:
+        query = query.where(Case.organization_uuid.in_(list(scope)))
+    return [email for email in session.scalars(query) if email]
+
+
+def assignable_users(session: Session, organization_uuid: uuid.UUID) -> list[tuple[str, str]]:
+    """(email, name) of active console users who can see the organization: admins and its assigned users."""
+    members = select(UserOrganization.user_uuid).where(UserOrganization.organization_uuid == organization_uuid)
+    query = (
+        select(ConsoleUser.email, ConsoleUser.name)
+        .where(
+            ConsoleUser.disabled_at.is_(None),
+            or_(ConsoleUser.role == Role.ADMIN.value, ConsoleUser.user_uuid.in_(members)),
+        )
+        .order_by(ConsoleUser.email)
+    )
+    return [(row[0], row[1]) for row in session.execute(query)]
 
 
 def get_case(session: Session, principal: Principal, case_ref: str) -> Case:
@@ -136,6 +181,217 @@ def case_comments(session: Session, case: Case) -> list[CaseComment]:
     return list(
         session.scalars(select(CaseComment).where(CaseComment.case_uuid == case.case_uuid).order_by(CaseComment.id))
     )
+
+
+def update_case(
+    session: Session,
+    principal: Principal,
+    case_ref: str,
+    changes: CaseUpdate,
+    *,
+    actor: str,
+    expected: Mapping[str, str | None] | None = None,
+) -> Case:
+    """Apply an analyst's changes in one transaction; each real change is one timeline event.
+
+    Every write is conditional on the value it replaces, so a double submit (or two analysts racing) changes
+    the case once: the repeat finds the value already set and does nothing. `expected` (what the analyst's
+    form showed) turns a change that someone else made in between into a 409 instead of silently overwriting.
+    """
+    case = get_case(session, principal, case_ref)
+    given = changes.model_fields_set
+    for name in CHANGE_ORDER:
+        if name not in given:
+            continue
+        value = getattr(changes, name)
+        if name == "assignee":
+            value = _check_assignee(session, case, value)
+        elif value is not None:
+            value = str(value)
+        _change(session, case, name, value, actor=actor, expected=(expected or {}).get(name, _ANY))
+    return case
+
+
+def close_case(
+    session: Session,
+    principal: Principal,
+    case_ref: str,
+    *,
+    actor: str,
+    disposition: CaseDisposition | None = None,
+    comment: str | None = None,
+    submission_id: str | None = None,
+) -> Case:
+    """Close with a disposition (the given one, else the case's current one, which must not be pending)."""
+    changes = (
+        CaseUpdate(status=CaseStatus.CLOSED)
+        if disposition is None
+        else CaseUpdate(status=CaseStatus.CLOSED, disposition=disposition)
+    )
+    case = update_case(session, principal, case_ref, changes, actor=actor)
+    if comment and comment.strip():
+        add_comment(session, principal, case.case_id, author=actor, body=comment, submission_id=submission_id)
+    return case
+
+
+def reopen_case(session: Session, principal: Principal, case_ref: str, *, actor: str) -> Case:
+    """A closed case goes back to in progress (closed_at cleared); an open case is left as it is."""
+    case = get_case(session, principal, case_ref)
+    if case.status == CaseStatus.CLOSED.value:
+        _change(session, case, "status", CaseStatus.IN_PROGRESS.value, actor=actor, expected=CaseStatus.CLOSED.value)
+    return case
+
+
+def add_comment(
+    session: Session,
+    principal: Principal,
+    case_ref: str,
+    *,
+    author: str,
+    body: str,
+    submission_id: str | None = None,
+) -> tuple[CaseComment, bool]:
+    """Add an analyst comment; the same `submission_id` twice (a double submit, a retried request) adds one.
+
+    Returns the comment and whether this call created it.
+    """
+    case = get_case(session, principal, case_ref)
+    text = body.strip()
+    if not text:
+        raise ValidationFailed(
+            "The comment is empty.", code="invalid_comment", details=[{"field": "body", "message": "empty"}]
+        )
+    if len(text) > COMMENT_MAX_CHARS:
+        raise ValidationFailed(
+            f"A comment holds at most {COMMENT_MAX_CHARS:,} characters; this one has {len(text):,}.",
+            code="invalid_comment",
+            details=[{"field": "body", "message": f"at most {COMMENT_MAX_CHARS} characters"}],
+        )
+    key = (submission_id or "").strip()[:128] or None
+    if key is not None:
+        existing = _comment_by_submission(session, case.case_uuid, key)
+        if existing is not None:
+            return existing, False
+    now = epoch_now()
+    comment = CaseComment(case_uuid=case.case_uuid, author=author, body=text, created_at=now, submission_id=key)
+    try:
+        with session.begin_nested():
+            session.add(comment)
+            session.flush()
+    except IntegrityError:
+        winner = _comment_by_submission(session, case.case_uuid, key) if key else None
+        if winner is None:
+            raise
+        return winner, False
+    preview = text if len(text) <= 160 else text[:157] + "…"
+    _event(session, case.case_uuid, "comment", f"Comment: {preview}", actor=author)
+    session.execute(update(Case).where(Case.case_uuid == case.case_uuid).values(modified_at=now))
+    return comment, True
+
+
+_ANY = object()  # `expected` not given: the change applies whatever the current value is
+
+
+def _change(session: Session, case: Case, name: str, value: str | None, *, actor: str, expected: object) -> None:
+    current: str | None = getattr(case, name)
+    if current == value:
+        return
+    if expected is not _ANY and current != expected:
+        raise _changed_meanwhile(case, name, current)
+    now = epoch_now()
+    values: dict[str, object] = {name: value, "modified_at": now}
+    kind = name
+    if name == "status":
+        kind = _check_status_change(case, current, value, values)
+    elif name == "disposition" and value == CaseDisposition.PENDING.value and case.status == CaseStatus.CLOSED.value:
+        raise ValidationFailed(
+            "A closed case keeps its disposition; reopen the case to set it back to pending.",
+            code="closed_case_needs_disposition",
+            details=[{"field": "disposition", "value": value}],
+        )
+    column = getattr(Case, name)
+    condition = column.is_(None) if current is None else column == current
+    result = session.execute(update(Case).where(Case.case_uuid == case.case_uuid, condition).values(**values))
+    if not isinstance(result, CursorResult) or result.rowcount == 0:
+        session.refresh(case)
+        if getattr(case, name) == value:
+            return  # the same change won the race: done once
+        raise _changed_meanwhile(case, name, getattr(case, name))
+    session.refresh(case)
+    session.add(
+        CaseEvent(
+            case_uuid=case.case_uuid,
+            at=now,
+            actor=actor,
+            kind=kind,
+            message=_change_message(name, current, value, case),
+            field=name,
+            from_value=current,
+            to_value=value,
+        )
+    )
+    session.flush()
+
+
+def _check_status_change(case: Case, current: str | None, value: str | None, values: dict[str, object]) -> str:
+    """Closing needs a real disposition and stamps closed_at; leaving closed is a reopen and clears it."""
+    if value == CaseStatus.CLOSED.value:
+        if case.disposition == CaseDisposition.PENDING.value:
+            raise ValidationFailed(
+                "Set a disposition (true positive, benign true positive or false positive) before closing the case.",
+                code="disposition_required",
+                details=[{"field": "disposition", "message": "must not be pending to close the case"}],
+            )
+        values["closed_at"] = values["modified_at"]
+        return "closed"
+    if current == CaseStatus.CLOSED.value:
+        values["closed_at"] = None
+        return "reopened"
+    return "status"
+
+
+def _change_message(name: str, before: str | None, after: str | None, case: Case) -> str:
+    label = {"status": "Status", "severity": "Severity", "disposition": "Disposition", "assignee": "Assignee"}[name]
+    text = f"{label}: {_shown(before)} → {_shown(after)}"
+    if name == "disposition" and after == case.ai_disposition:
+        text += f" (confirms the AI's proposal, confidence {case.ai_confidence:.2f})"
+    return text
+
+
+def _shown(value: str | None) -> str:
+    return value.replace("_", " ") if value and "@" not in value else (value or "unassigned")
+
+
+def _changed_meanwhile(case: Case, name: str, current: str | None) -> Conflict:
+    return Conflict(
+        f"Someone changed the {name} of {case.case_id} to {_shown(current)} in the meantime; reload and try again.",
+        code="case_changed",
+        details=[{"field": name, "value": current}],
+    )
+
+
+def _check_assignee(session: Session, case: Case, value: str | None) -> str | None:
+    if value is None or not value.strip() or value.strip().lower() == UNASSIGNED:
+        return None
+    email = value.strip().lower()
+    allowed = {address.lower() for address, _ in assignable_users(session, case.organization_uuid)}
+    if email not in allowed:
+        raise ValidationFailed(
+            f"{email} is not an active console user who can see organization {case.organization_code}.",
+            code="invalid_assignee",
+            details=[{"field": "assignee", "value": email}],
+        )
+    return email
+
+
+def _comment_by_submission(session: Session, case_uuid: uuid.UUID, submission_id: str) -> CaseComment | None:
+    return session.scalar(
+        select(CaseComment).where(CaseComment.case_uuid == case_uuid, CaseComment.submission_id == submission_id)
+    )
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _event(session: Session, case_uuid: uuid.UUID, kind: str, message: str, actor: str = AI_ACTOR) -> None:
