@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from enum import StrEnum
 
 from pydantic import BaseModel
 
@@ -40,11 +41,19 @@ def organization_forbidden(organization_code: str) -> Forbidden:
     )
 
 
+class ApiKeyStatus(StrEnum):
+    ACTIVE = "active"
+    EXPIRED = "expired"
+    REVOKED = "revoked"
+
+
 class ApiKeyOut(BaseModel):
     key_uuid: uuid.UUID
     name: str
     prefix: str
     created_by: str
+    created_by_label: str  # the creating console user's email, or the stored actor (e.g. "cli")
+    status: ApiKeyStatus
     organizations: list[str] | None
     created_at: int
     expires_at: int | None

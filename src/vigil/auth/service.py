@@ -11,16 +11,18 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from vigil.auth.models import ApiKey, ApiKeyOrganization
-from vigil.auth.schemas import ApiKeyCreated, ApiKeyOut, Principal
+from vigil.auth.schemas import ApiKeyCreated, ApiKeyOut, ApiKeyStatus, Principal
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.errors import NotFound, Unauthenticated, ValidationFailed
 from vigil.orgs.models import Organization
 from vigil.orgs.service import get_organizations_by_codes
+from vigil.users.models import ConsoleUser
 
 KEY_PREFIX = "vgl_live_"
 VISIBLE_PREFIX_LENGTH = len(KEY_PREFIX) + 4
 LAST_USED_RESOLUTION_SECONDS = 60
+MAX_EXPIRY_DAYS = 3650
 
 
 def hash_api_key(api_key: str) -> str:
@@ -35,12 +37,33 @@ def create_api_key(
     created_by: str,
     organization_codes: Sequence[str] = (),
     expires_in_days: int | None = None,
+    all_organizations: bool | None = None,
 ) -> ApiKeyCreated:
-    """Create a key for the listed organizations (none listed = all organizations)."""
+    """Create a key for the listed organizations (none listed = all organizations).
+
+    Pass `all_organizations=False` to make an empty list an error instead of meaning "all" (the console's
+    "only these organizations" choice with nothing ticked must not silently grant everything).
+    """
     if not name.strip():
-        raise ValidationFailed("An API key needs a name.", code="invalid_name")
-    if expires_in_days is not None and expires_in_days < 1:
-        raise ValidationFailed("expires_in_days must be at least 1.", code="invalid_expiry")
+        raise ValidationFailed("An API key needs a name.", code="invalid_name", details=[{"field": "name"}])
+    if len(name.strip()) > 200:
+        raise ValidationFailed(
+            "An API key name can have at most 200 characters.", code="invalid_name", details=[{"field": "name"}]
+        )
+    if expires_in_days is not None and not 1 <= expires_in_days <= MAX_EXPIRY_DAYS:
+        raise ValidationFailed(
+            f"expires_in_days must be between 1 and {MAX_EXPIRY_DAYS}.",
+            code="invalid_expiry",
+            details=[{"field": "expires_in_days"}],
+        )
+    if all_organizations is True:
+        organization_codes = ()
+    elif all_organizations is False and not [c for c in organization_codes if c.strip()]:
+        raise ValidationFailed(
+            "Choose at least one organization, or allow all organizations.",
+            code="no_organizations",
+            details=[{"field": "organizations"}],
+        )
     organizations = get_organizations_by_codes(session, organization_codes)
     plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
     now = epoch_now()
@@ -60,8 +83,16 @@ def create_api_key(
     return ApiKeyCreated(**_describe(session, key).model_dump(), api_key=plaintext)
 
 
-def list_api_keys(session: Session) -> list[ApiKeyOut]:
-    return [_describe(session, key) for key in session.scalars(select(ApiKey).order_by(ApiKey.created_at))]
+def list_api_keys(session: Session, *, newest_first: bool = False) -> list[ApiKeyOut]:
+    order = ApiKey.created_at.desc() if newest_first else ApiKey.created_at
+    keys = list(session.scalars(select(ApiKey).order_by(order, ApiKey.name)))
+    labels = _creator_labels(session, [key.created_by for key in keys])
+    return [_describe(session, key, labels) for key in keys]
+
+
+def get_api_key(session: Session, key_ref: str) -> ApiKeyOut:
+    """One key by UUID or visible prefix (never by the secret), or 404."""
+    return _describe(session, _find_key(session, key_ref))
 
 
 def revoke_api_key(session: Session, key_ref: str) -> ApiKeyOut:
@@ -129,7 +160,33 @@ def _find_key(session: Session, key_ref: str) -> ApiKey:
     return key
 
 
-def _describe(session: Session, key: ApiKey) -> ApiKeyOut:
+def _creator_labels(session: Session, actors: Sequence[str]) -> dict[str, str]:
+    """Console users are stored by UUID (their email can change); show their current email."""
+    user_uuids: set[uuid.UUID] = set()
+    for actor in actors:
+        try:
+            user_uuids.add(uuid.UUID(actor))
+        except ValueError:
+            continue
+    if not user_uuids:
+        return {}
+    rows = session.execute(
+        select(ConsoleUser.user_uuid, ConsoleUser.email).where(ConsoleUser.user_uuid.in_(user_uuids))
+    ).tuples()
+    return {str(user_uuid): email for user_uuid, email in rows}
+
+
+def _status(key: ApiKey, now: int) -> ApiKeyStatus:
+    if key.revoked_at is not None:
+        return ApiKeyStatus.REVOKED
+    if key.expires_at is not None and key.expires_at <= now:
+        return ApiKeyStatus.EXPIRED
+    return ApiKeyStatus.ACTIVE
+
+
+def _describe(session: Session, key: ApiKey, labels: dict[str, str] | None = None) -> ApiKeyOut:
+    if labels is None:
+        labels = _creator_labels(session, [key.created_by])
     codes: list[str] | None = None
     if not key.all_organizations:
         org_uuids = [link.organization_uuid for link in key.organizations]
@@ -141,6 +198,8 @@ def _describe(session: Session, key: ApiKey) -> ApiKeyOut:
         name=key.name,
         prefix=key.prefix,
         created_by=key.created_by,
+        created_by_label=labels.get(key.created_by, key.created_by),
+        status=_status(key, epoch_now()),
         organizations=codes,
         created_at=key.created_at,
         expires_at=key.expires_at,

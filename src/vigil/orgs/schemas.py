@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 ORGANIZATION_CODE_PATTERN = r"^[A-Z0-9]{2,16}$"
 PROVIDER_SLUG_PATTERN = r"^[a-z][a-z0-9_]{1,63}$"
+MAX_NAME_LENGTH = 200
 
 
 class OrganizationOut(BaseModel):
@@ -31,3 +32,16 @@ class ProviderOut(BaseModel):
 
 class ProviderList(BaseModel):
     providers: list[ProviderOut]
+
+
+class OrganizationSummary(BaseModel):
+    """One row of the console's organizations list, with cheap activity counts."""
+
+    organization_uuid: uuid.UUID
+    organization_code: str
+    name: str
+    created_at: int
+    modified_at: int
+    alerts: int
+    cases: int
+    connections: int

@@ -6,14 +6,34 @@ import re
 import uuid
 from collections.abc import Collection
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from vigil.alerts.models import Alert, AlertCounter
 from vigil.auth.schemas import Principal, organization_forbidden
+from vigil.cases.models import CaseCounter
 from vigil.db.base import epoch_now
-from vigil.errors import Conflict, ValidationFailed
+from vigil.errors import Conflict, NotFound, ValidationFailed
+from vigil.integrations.models import Connection
 from vigil.orgs.models import Organization, Provider
-from vigil.orgs.schemas import ORGANIZATION_CODE_PATTERN, PROVIDER_SLUG_PATTERN
+from vigil.orgs.schemas import (
+    MAX_NAME_LENGTH,
+    ORGANIZATION_CODE_PATTERN,
+    PROVIDER_SLUG_PATTERN,
+    OrganizationSummary,
+)
+
+
+def _clean_name(name: str | None, default: str, field: str) -> str:
+    """A display name: trimmed, the default when blank, at most MAX_NAME_LENGTH characters."""
+    cleaned = (name or "").strip() or default
+    if len(cleaned) > MAX_NAME_LENGTH:
+        raise ValidationFailed(
+            f"The name can have at most {MAX_NAME_LENGTH} characters.",
+            code="invalid_name",
+            details=[{"field": field}],
+        )
+    return cleaned
 
 
 def create_organization(session: Session, code: str, name: str | None = None) -> Organization:
@@ -26,11 +46,12 @@ def create_organization(session: Session, code: str, name: str | None = None) ->
         )
     if get_organization_by_code(session, code) is not None:
         raise Conflict(f"Organization {code} already exists.", code="organization_exists")
+    display_name = _clean_name(name, code, "name")
     now = epoch_now()
     organization = Organization(
         organization_uuid=uuid.uuid4(),
         organization_code=code,
-        name=name or code,
+        name=display_name,
         created_at=now,
         modified_at=now,
     )
@@ -66,6 +87,59 @@ def organization_for(session: Session, principal: Principal, code: str) -> Organ
     return authorize_organization(principal, code, get_organization_by_code(session, code))
 
 
+def get_organization(session: Session, code: str) -> Organization:
+    """An organization by code for administration, or 404."""
+    organization = get_organization_by_code(session, code)
+    if organization is None:
+        raise NotFound(f"No organization {code.strip().upper()}.", code="organization_not_found")
+    return organization
+
+
+def rename_organization(session: Session, code: str, name: str) -> Organization:
+    """Change the display name; the code never changes, since every alert_id and case_id contains it."""
+    organization = get_organization(session, code)
+    if not name.strip():
+        raise ValidationFailed("Enter a name.", code="invalid_name", details=[{"field": "name"}])
+    organization.name = _clean_name(name, organization.organization_code, "name")
+    organization.modified_at = epoch_now()
+    session.flush()
+    return organization
+
+
+def organization_overview(session: Session) -> list[OrganizationSummary]:
+    """Every organization with its alert, case and connection counts.
+
+    Alert and case numbers are gap-free per-organization counters, so their sums are the totals without
+    scanning the alerts table.
+    """
+    alerts = dict(
+        session.execute(
+            select(AlertCounter.organization_uuid, func.sum(AlertCounter.last_value)).group_by(
+                AlertCounter.organization_uuid
+            )
+        ).tuples()
+    )
+    cases = dict(session.execute(select(CaseCounter.organization_uuid, CaseCounter.last_value)).tuples())
+    connections = dict(
+        session.execute(
+            select(Connection.organization_uuid, func.count()).group_by(Connection.organization_uuid)
+        ).tuples()
+    )
+    return [
+        OrganizationSummary(
+            organization_uuid=o.organization_uuid,
+            organization_code=o.organization_code,
+            name=o.name,
+            created_at=o.created_at,
+            modified_at=o.modified_at,
+            alerts=int(alerts.get(o.organization_uuid) or 0),
+            cases=int(cases.get(o.organization_uuid) or 0),
+            connections=int(connections.get(o.organization_uuid) or 0),
+        )
+        for o in list_organizations(session)
+    ]
+
+
 def get_organizations_by_codes(session: Session, codes: Collection[str]) -> list[Organization]:
     """Resolve codes, failing with the first unknown one named."""
     found = []
@@ -95,7 +169,8 @@ def create_provider(session: Session, slug: str, name: str | None = None) -> Pro
         )
     if session.get(Provider, slug) is not None:
         raise Conflict(f"Provider {slug} already exists.", code="provider_exists")
-    provider = Provider(alert_provider=slug, name=name or slug, enabled=True, built_in=False, created_at=epoch_now())
+    display_name = _clean_name(name, slug, "name")
+    provider = Provider(alert_provider=slug, name=display_name, enabled=True, built_in=False, created_at=epoch_now())
     session.add(provider)
     session.flush()
     return provider
@@ -108,3 +183,48 @@ def get_enabled_provider(session: Session, slug: str) -> Provider | None:
 
 def list_providers(session: Session) -> list[Provider]:
     return list(session.scalars(select(Provider).where(Provider.enabled.is_(True)).order_by(Provider.alert_provider)))
+
+
+def list_all_providers(session: Session) -> list[Provider]:
+    """Every provider, enabled or not (administration); E3 lists only the enabled ones."""
+    return list(session.scalars(select(Provider).order_by(Provider.built_in.desc(), Provider.alert_provider)))
+
+
+def get_provider(session: Session, slug: str) -> Provider:
+    provider = session.get(Provider, slug.strip().lower())
+    if provider is None:
+        raise NotFound(f"No provider {slug}.", code="provider_not_found")
+    return provider
+
+
+def rename_provider(session: Session, slug: str, name: str) -> Provider:
+    provider = get_provider(session, slug)
+    if not name.strip():
+        raise ValidationFailed("Enter a display name.", code="invalid_name", details=[{"field": "name"}])
+    provider.name = _clean_name(name, provider.alert_provider, "name")
+    session.flush()
+    return provider
+
+
+def set_provider_enabled(session: Session, slug: str, *, enabled: bool) -> Provider:
+    """A disabled provider is refused at intake (422) and left out of E3; its existing alerts stay."""
+    provider = get_provider(session, slug)
+    provider.enabled = enabled
+    session.flush()
+    return provider
+
+
+def delete_provider(session: Session, slug: str) -> None:
+    """Remove an added provider nobody has used; built-ins and providers with alerts can only be disabled."""
+    provider = get_provider(session, slug)
+    if provider.built_in:
+        raise Conflict(
+            f"{provider.alert_provider} is built in; disable it instead of deleting it.", code="provider_built_in"
+        )
+    if session.scalar(select(Alert.alert_uuid).where(Alert.alert_provider == provider.alert_provider).limit(1)):
+        raise Conflict(
+            f"{provider.alert_provider} has alerts, so it cannot be deleted; disable it instead.",
+            code="provider_in_use",
+        )
+    session.delete(provider)
+    session.flush()

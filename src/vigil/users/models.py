@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import BigInteger, ForeignKey, String, Uuid
+from sqlalchemy import BigInteger, Boolean, ForeignKey, String, Uuid, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from vigil.db.base import Base
@@ -22,6 +22,8 @@ class ConsoleUser(Base):
     modified_at: Mapped[int] = mapped_column(BigInteger)
     last_login_at: Mapped[int | None] = mapped_column(BigInteger)
     disabled_at: Mapped[int | None] = mapped_column(BigInteger)
+    # Set when an admin chose the password (invitation, reset): the user picks their own after signing in.
+    must_change_password: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     organizations: Mapped[list[UserOrganization]] = relationship(cascade="all, delete-orphan", lazy="selectin")
 

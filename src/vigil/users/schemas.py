@@ -26,6 +26,7 @@ class ConsoleIdentity:
     name: str
     role: Role
     organization_uuids: frozenset[uuid.UUID]
+    must_change_password: bool = False  # signed in with a password an admin set; should choose their own
 
     @property
     def is_admin(self) -> bool:
@@ -45,6 +46,12 @@ class ConsoleIdentity:
         )
 
 
+class UserStatus(StrEnum):
+    ACTIVE = "active"
+    INVITED = "invited"  # never signed in yet
+    DISABLED = "disabled"
+
+
 class UserOut(BaseModel):
     user_uuid: uuid.UUID
     email: str
@@ -54,6 +61,13 @@ class UserOut(BaseModel):
     created_at: int
     last_login_at: int | None
     disabled_at: int | None
+    must_change_password: bool = False
+
+    @property
+    def status(self) -> UserStatus:
+        if self.disabled_at is not None:
+            return UserStatus.DISABLED
+        return UserStatus.INVITED if self.last_login_at is None else UserStatus.ACTIVE
 
 
 class UserInvited(UserOut):

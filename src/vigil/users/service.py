@@ -83,14 +83,32 @@ def create_user(
     return user
 
 
+def _organizations_for_role(role: Role, organization_codes: Sequence[str]) -> list[str]:
+    """Admins see every organization, so any list is dropped; analysts and viewers need at least one."""
+    codes = [code for code in organization_codes if code.strip()]
+    if Role(role) is Role.ADMIN:
+        return []
+    if not codes:
+        raise ValidationFailed(
+            f"Choose at least one organization for the {Role(role).value} role (admins see all organizations).",
+            code="organizations_required",
+            details=[{"field": "organizations"}],
+        )
+    return codes
+
+
 def invite_user(
     session: Session, *, email: str, role: Role, name: str = "", organization_codes: Sequence[str] = ()
 ) -> UserInvited:
-    """Create a user with a generated one-time password that the admin passes on (shown only here)."""
+    """Create a user with a generated one-time password that the admin passes on (shown only here).
+
+    The user must choose their own password after signing in with it.
+    """
+    codes = _organizations_for_role(role, organization_codes)
     password = generate_password()
-    user = create_user(
-        session, email=email, password=password, role=role, name=name, organization_codes=organization_codes
-    )
+    user = create_user(session, email=email, password=password, role=role, name=name, organization_codes=codes)
+    user.must_change_password = True
+    session.flush()
     return UserInvited(**describe(session, user).model_dump(), one_time_password=password)
 
 
@@ -106,9 +124,12 @@ def update_user(
     user = _get(session, user_uuid)
     if user.user_uuid == acting_user and Role(role) is not Role.ADMIN:
         raise ValidationFailed("You cannot take the admin role away from yourself.", code="self_demotion")
+    codes = _organizations_for_role(role, organization_codes)
+    if len(name.strip()) > 200:
+        raise ValidationFailed("A name can have at most 200 characters.", code="invalid_name")
     user.role = Role(role).value
     user.name = name.strip() or user.name
-    _assign(session, user, organization_codes)
+    _assign(session, user, codes)
     user.modified_at = epoch_now()
     session.flush()
     return describe(session, user)
@@ -129,11 +150,16 @@ def set_disabled(session: Session, user_uuid: uuid.UUID, *, disabled: bool, acti
     return describe(session, user)
 
 
-def reset_password(session: Session, user_uuid: uuid.UUID) -> UserInvited:
-    """A new one-time password; existing sessions of the user end."""
+def reset_password(session: Session, user_uuid: uuid.UUID, *, acting_user: uuid.UUID | None = None) -> UserInvited:
+    """A new one-time password; existing sessions of the user end and they choose their own at sign-in."""
     user = _get(session, user_uuid)
+    if acting_user is not None and user.user_uuid == acting_user:
+        raise ValidationFailed(
+            "Change your own password on the Your account page, not with a reset.", code="self_reset"
+        )
     password = generate_password()
     user.password_hash = _hasher.hash(password)
+    user.must_change_password = True
     user.modified_at = epoch_now()
     session.execute(delete(ConsoleSession).where(ConsoleSession.user_uuid == user.user_uuid))
     session.flush()
@@ -147,13 +173,20 @@ def change_password(session: Session, user_uuid: uuid.UUID, current_password: st
     except (VerificationError, InvalidHashError):
         raise ValidationFailed("The current password is not right.", code="wrong_password") from None
     _check_password(new_password)
+    if new_password == current_password:
+        raise ValidationFailed("Choose a password different from the current one.", code="same_password")
     user.password_hash = _hasher.hash(new_password)
+    user.must_change_password = False
     user.modified_at = epoch_now()
     session.flush()
 
 
 def list_users(session: Session) -> list[UserOut]:
     return [describe(session, user) for user in session.scalars(select(ConsoleUser).order_by(ConsoleUser.email))]
+
+
+def get_user(session: Session, user_uuid: uuid.UUID) -> UserOut:
+    return describe(session, _get(session, user_uuid))
 
 
 def count_users(session: Session) -> int:
@@ -174,6 +207,9 @@ def bootstrap_admin(session: Session, email: str | None, password: str | None) -
     user = create_user(
         session, email=email or "admin@vigil.local", password=password or generated or "", role=Role.ADMIN
     )
+    # A printed one-time password is replaced at the first sign-in; an operator-chosen one is kept.
+    user.must_change_password = generated is not None
+    session.flush()
     return BootstrapResult(email=user.email, generated_password=generated)
 
 
@@ -230,6 +266,7 @@ def identity_for_session(session: Session, token: str) -> ConsoleIdentity | None
         name=row.name,
         role=Role(row.role),
         organization_uuids=frozenset(link.organization_uuid for link in row.organizations),
+        must_change_password=row.must_change_password,
     )
 
 
@@ -251,6 +288,7 @@ def describe(session: Session, user: ConsoleUser) -> UserOut:
         created_at=user.created_at,
         last_login_at=user.last_login_at,
         disabled_at=user.disabled_at,
+        must_change_password=user.must_change_password,
     )
 
 
