@@ -17,6 +17,7 @@ from vigil.alerts.schemas import (
     AlertFilters,
     AlertOut,
     AlertPage,
+    AlertTypeUpdate,
 )
 from vigil.errors import ValidationFailed
 from vigil.investigations import service as investigations
@@ -119,6 +120,24 @@ def get_alert(alert_ref: str, db: DbDep, principal: PrincipalDep) -> AlertDetail
         alert = service.get_alert(session, principal, alert_ref)
         timeline = [AlertEventOut.model_validate(e) for e in service.alert_timeline(session, alert)]
         return AlertDetail(**AlertOut.model_validate(alert).model_dump(), timeline=timeline)
+
+
+@router.patch(
+    "/{alert_ref}",
+    summary="Set the type of an alert that has none; it is submitted for investigation",
+    responses={409: ERROR_RESPONSES[400] | {"description": "The alert already has a type"}},
+)
+def set_alert_type(
+    alert_ref: str, payload: AlertTypeUpdate, db: DbDep, principal: PrincipalDep, engine: EngineDep
+) -> AlertOut:
+    with db.write() as session:
+        alert = service.set_alert_type(
+            session, principal, alert_ref, payload.alert_type, actor=f"api_key:{principal.name}"
+        )
+        out = AlertOut.model_validate(alert)
+    if engine is not None:
+        engine.enqueue(out.alert_uuid, out.investigation_retry_count)
+    return out
 
 
 @router.post("/{alert_ref}/retry", summary="Re-run a Failed investigation (retry count + 1)")

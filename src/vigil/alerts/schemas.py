@@ -113,6 +113,23 @@ class AlertBatchResult(BaseModel):
     results: list[BatchItemResult]
 
 
+class AlertTypeUpdate(BaseModel):
+    """Body of PATCH /serviceapi/alerts/{alert_ref}: give an untyped alert its type, which submits it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    alert_type: str = Field(
+        min_length=1, max_length=MAX_ALERT_TYPE_LENGTH, description="The alert's type; only settable while it has none."
+    )
+
+    @field_validator("alert_type")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("alert_type must not be blank")
+        return value.strip()
+
+
 class AlertFilters(BaseModel):
     organization_code: str | None = None
     alert_provider: str | None = None

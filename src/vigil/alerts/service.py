@@ -13,16 +13,18 @@ from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from vigil.alerts.constants import InvestigationStatus
+from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH, InvestigationStatus
 from vigil.alerts.models import Alert, AlertCounter, AlertEvent, IdempotencyRecord
 from vigil.alerts.schemas import AlertCreate, AlertFilters, BatchItemResult, ErrorBody
 from vigil.alerts.schemas import AlertOut as AlertOutSchema
 from vigil.auth.schemas import Principal
 from vigil.db.base import epoch_now
-from vigil.db.pagination import newest_first_page
+from vigil.db.pagination import decode_cursor, encode_cursor, newest_first_page
 from vigil.db.session import Database
 from vigil.db.upsert import increment_counter
 from vigil.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed, VigilError, field_errors
+from vigil.investigations.entities import Entities, extract_entities
+from vigil.investigations.models import InvestigationAttempt, InvestigationStep
 from vigil.orgs.models import Organization, Provider
 from vigil.orgs.service import (
     authorize_organization,
@@ -30,6 +32,7 @@ from vigil.orgs.service import (
     get_organization_by_code,
     organization_for,
 )
+from vigil.playbooks.models import Playbook
 
 
 @dataclass(frozen=True)
@@ -129,21 +132,96 @@ def list_alerts(
     session: Session, principal: Principal, filters: AlertFilters, cursor: str | None, limit: int
 ) -> tuple[list[Alert], str | None]:
     """Newest first, keyset-paginated on the internal id so deep pages stay as fast as the first."""
-    query = _scope_to_principal(session, principal, select(Alert), filters.organization_code)
-    if filters.alert_provider:
-        query = query.where(Alert.alert_provider == filters.alert_provider.strip().lower())
-    if filters.alert_type:
-        query = query.where(Alert.alert_type == filters.alert_type)
-    if filters.investigation_status is not None:
-        query = query.where(Alert.investigation_status == filters.investigation_status)
-    if filters.created_after is not None:
-        query = query.where(Alert.created_at >= filters.created_after)
-    if filters.created_before is not None:
-        query = query.where(Alert.created_at < filters.created_before)
-    if filters.q:
-        escaped = filters.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(Alert.alert_content.ilike(f"%{escaped}%", escape="\\"))
-    return newest_first_page(session, query, Alert.id, cursor, limit)
+    return newest_first_page(session, _filtered(session, principal, filters), Alert.id, cursor, limit)
+
+
+@dataclass(frozen=True)
+class AlertWindow:
+    """One page of the console's alert list and the cursors of its neighbours (None at either end)."""
+
+    alerts: list[Alert]
+    older_cursor: str | None
+    newer_cursor: str | None
+
+
+def browse_alerts(
+    session: Session,
+    principal: Principal,
+    filters: AlertFilters,
+    *,
+    older_than: str | None = None,
+    newer_than: str | None = None,
+    limit: int = 50,
+) -> AlertWindow:
+    """Keyset pages in both directions (the console's Older/Newer); each page is one index range scan."""
+    if newer_than:
+        boundary = decode_cursor(newer_than)
+        query = _filtered(session, principal, filters)
+        rows = list(session.scalars(query.where(Alert.id > boundary).order_by(Alert.id.asc()).limit(limit + 1)))
+        if len(rows) > limit:
+            page = list(reversed(rows[:limit]))
+            has_older = session.scalar(query.with_only_columns(Alert.id).where(Alert.id < page[-1].id).limit(1))
+            return AlertWindow(
+                alerts=page,
+                older_cursor=encode_cursor(page[-1].id) if has_older is not None else None,
+                newer_cursor=encode_cursor(page[0].id),
+            )
+        older_than = None  # fewer than a page is newer: that is the first page
+    alerts, older_cursor = list_alerts(session, principal, filters, older_than, limit)
+    newer_cursor = None
+    if older_than:
+        newer_cursor = encode_cursor(alerts[0].id) if alerts else encode_cursor(decode_cursor(older_than) - 1)
+    return AlertWindow(alerts=alerts, older_cursor=older_cursor, newer_cursor=newer_cursor)
+
+
+def is_investigation_pending(alert: Alert) -> bool:
+    """Will this alert's status still change without anyone acting? (Created with a type is about to be queued.)"""
+    status = alert.investigation_status
+    if status == InvestigationStatus.CREATED:
+        return alert.alert_type is not None
+    return status in (InvestigationStatus.SUBMITTED, InvestigationStatus.IN_PROGRESS)
+
+
+def alerts_by_uuid(session: Session, principal: Principal, alert_uuids: Collection[uuid.UUID]) -> list[Alert]:
+    """The given alerts that this principal may see (others are silently left out), newest first."""
+    if not alert_uuids:
+        return []
+    query = select(Alert).where(Alert.alert_uuid.in_(list(alert_uuids)))
+    scope = principal.organization_scope
+    if scope is not None:
+        query = query.where(Alert.organization_uuid.in_(list(scope)))
+    return list(session.scalars(query.order_by(Alert.id.desc())))
+
+
+def investigator_links(session: Session, alerts: Sequence[Alert]) -> dict[uuid.UUID, uuid.UUID]:
+    """alert_uuid → playbook_uuid of the investigator playbook (one per organization, provider and type)."""
+    typed = [a for a in alerts if a.alert_type is not None and a.investigator is not None]
+    if not typed:
+        return {}
+    rows = session.execute(
+        select(Playbook.playbook_uuid, Playbook.organization_uuid, Playbook.alert_provider, Playbook.alert_type).where(
+            Playbook.organization_uuid.in_({a.organization_uuid for a in typed}),
+            Playbook.alert_type.in_({a.alert_type for a in typed}),
+        )
+    ).all()
+    by_key: dict[tuple[uuid.UUID, str, str | None], uuid.UUID] = {
+        (org, provider, kind): playbook for playbook, org, provider, kind in rows
+    }
+    links: dict[uuid.UUID, uuid.UUID] = {}
+    for alert in typed:
+        playbook_uuid = by_key.get((alert.organization_uuid, alert.alert_provider, alert.alert_type))
+        if playbook_uuid is not None:
+            links[alert.alert_uuid] = playbook_uuid
+    return links
+
+
+def known_alert_types(session: Session, principal: Principal, limit: int = 500) -> list[str]:
+    """Alert types that have an investigator in the principal's organizations (suggestions for a filter)."""
+    query = select(Playbook.alert_type).distinct().order_by(Playbook.alert_type).limit(limit)
+    scope = principal.organization_scope
+    if scope is not None:
+        query = query.where(Playbook.organization_uuid.in_(list(scope)))
+    return list(session.scalars(query))
 
 
 def get_alert(session: Session, principal: Principal, reference: str) -> Alert:
@@ -163,6 +241,96 @@ def alert_timeline(session: Session, alert: Alert) -> list[AlertEvent]:
     return list(
         session.scalars(select(AlertEvent).where(AlertEvent.alert_uuid == alert.alert_uuid).order_by(AlertEvent.id))
     )
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One investigation attempt of an alert with the steps it recorded, in playbook order."""
+
+    attempt: InvestigationAttempt
+    steps: list[InvestigationStep]
+
+
+@dataclass(frozen=True)
+class AlertInvestigation:
+    """Everything the alert detail shows about its investigation."""
+
+    attempts: list[AttemptRecord]  # newest first
+    entities: Entities
+    entities_from_investigation: bool  # False: extracted now from the content (never investigated yet)
+    playbook_uuid: uuid.UUID | None
+
+
+def alert_investigation(session: Session, alert: Alert) -> AlertInvestigation:
+    attempts = list(
+        session.scalars(
+            select(InvestigationAttempt)
+            .where(InvestigationAttempt.alert_uuid == alert.alert_uuid)
+            .order_by(InvestigationAttempt.attempt.desc())
+        )
+    )
+    steps: dict[int, list[InvestigationStep]] = {}
+    for step in session.scalars(
+        select(InvestigationStep)
+        .where(InvestigationStep.alert_uuid == alert.alert_uuid)
+        .order_by(InvestigationStep.attempt, InvestigationStep.position)
+    ):
+        steps.setdefault(step.attempt, []).append(step)
+    records = [AttemptRecord(attempt=a, steps=steps.get(a.attempt, [])) for a in attempts]
+    stored = next((a.entities for a in attempts if a.entities and a.entities != "{}"), None)
+    entities = _stored_entities(stored) if stored is not None else None
+    playbook_uuid = next((a.playbook_uuid for a in attempts if a.playbook_uuid is not None), None)
+    if playbook_uuid is None:
+        playbook_uuid = investigator_links(session, [alert]).get(alert.alert_uuid)
+    return AlertInvestigation(
+        attempts=records,
+        entities=entities if entities is not None else extract_entities(alert.alert_content),
+        entities_from_investigation=entities is not None,
+        playbook_uuid=playbook_uuid,
+    )
+
+
+def set_alert_type(session: Session, principal: Principal, alert_ref: str, alert_type: str, *, actor: str) -> Alert:
+    """Give an untyped alert its type and move it Created → Submitted (SPEC §4).
+
+    The caller enqueues the investigation after the commit, as a retry does; if the process dies first,
+    the engine's orphan recovery finds the Submitted alert without a workflow and enqueues it.
+    """
+    value = alert_type.strip()
+    if not 1 <= len(value) <= MAX_ALERT_TYPE_LENGTH:
+        raise ValidationFailed(
+            f"Enter an alert type of 1 to {MAX_ALERT_TYPE_LENGTH} characters.",
+            code="invalid_alert_type",
+            details=[{"field": "alert_type", "max_length": MAX_ALERT_TYPE_LENGTH}],
+        )
+    alert = get_alert(session, principal, alert_ref)
+    if alert.alert_type is not None:
+        raise Conflict(
+            f"Alert {alert.alert_id} already has the type {alert.alert_type!r}; a type is set only once.",
+            code="alert_type_already_set",
+        )
+    changed = transition(
+        session,
+        alert.alert_uuid,
+        allowed_from={InvestigationStatus.CREATED},
+        to=InvestigationStatus.SUBMITTED,
+        actor=actor,
+        message=f"Alert type set to {value!r}; submitted for investigation",
+        alert_type=value,
+    )
+    if changed is None:
+        raise Conflict(
+            f"Alert {alert.alert_id} is {InvestigationStatus(alert.investigation_status).label}, not Created.",
+            code="alert_not_created",
+        )
+    return changed
+
+
+def _stored_entities(text: str) -> Entities | None:
+    try:
+        return Entities.model_validate_json(text)
+    except ValidationError:
+        return None
 
 
 def _failed_item(index: int, error: VigilError) -> BatchItemResult:
@@ -264,6 +432,24 @@ def _scope_to_principal(
     scope = principal.organization_scope
     if scope is not None:
         query = query.where(Alert.organization_uuid.in_(list(scope)))
+    return query
+
+
+def _filtered(session: Session, principal: Principal, filters: AlertFilters) -> Select[Alert]:
+    query = _scope_to_principal(session, principal, select(Alert), filters.organization_code)
+    if filters.alert_provider:
+        query = query.where(Alert.alert_provider == filters.alert_provider.strip().lower())
+    if filters.alert_type:
+        query = query.where(Alert.alert_type == filters.alert_type)
+    if filters.investigation_status is not None:
+        query = query.where(Alert.investigation_status == filters.investigation_status)
+    if filters.created_after is not None:
+        query = query.where(Alert.created_at >= filters.created_after)
+    if filters.created_before is not None:
+        query = query.where(Alert.created_at < filters.created_before)
+    if filters.q:
+        escaped = filters.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = query.where(Alert.alert_content.ilike(f"%{escaped}%", escape="\\"))
     return query
 
 

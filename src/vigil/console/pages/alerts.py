@@ -1,7 +1,342 @@
-"""Alerts page (list, filters, live status) and alert detail."""
+"""Alerts page (list, filters, live status) and alert detail (content, entities, steps, timeline, actions)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Annotated
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import RedirectResponse, Response
+
+from vigil.alerts import service
+from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH, InvestigationStatus
+from vigil.alerts.models import Alert
+from vigil.alerts.schemas import AlertFilters
+from vigil.console.deps import IdentityDep, WriterDep
+from vigil.console.rendering import render
+from vigil.db.base import epoch_now
+from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed, VigilError
+from vigil.investigations import service as investigations
+from vigil.investigations.entities import EntityKind
+from vigil.orgs import service as orgs_service
+from vigil.users.schemas import ConsoleIdentity
+from vigil.web.deps import DbDep, EngineDep
 
 router = APIRouter()
+
+PAGE_SIZES = (25, 50, 100, 200)
+TIME_PRESETS = {"1h": ("Last hour", 3600), "24h": ("Last 24 hours", 86_400), "7d": ("Last 7 days", 7 * 86_400)}
+TIME_PRESETS["30d"] = ("Last 30 days", 30 * 86_400)
+#: A live-update poll may name at most this many rows (the largest page).
+MAX_LIVE_ROWS = max(PAGE_SIZES)
+ENTITY_LABELS = {
+    EntityKind.IPS: "IP addresses",
+    EntityKind.DOMAINS: "Domains",
+    EntityKind.URLS: "URLs",
+    EntityKind.MD5S: "MD5",
+    EntityKind.SHA1S: "SHA-1",
+    EntityKind.SHA256S: "SHA-256",
+    EntityKind.EMAILS: "Emails",
+    EntityKind.USERS: "Users",
+    EntityKind.HOSTS: "Hosts",
+    EntityKind.DEVICE_IDS: "Device IDs",
+}
+NOTICES = {
+    "retried": "Investigation re-run requested; the status below updates as it runs.",
+    "submitted": "Alert type saved; the alert was submitted for investigation.",
+}
+
+
+@dataclass
+class ListQuery:
+    """The Alerts page's filters as they arrive in the URL (a GET form, so every view is a shareable link)."""
+
+    org: str = ""
+    provider: str = ""
+    status: str = ""
+    alert_type: str = ""
+    q: str = ""
+    range: str = ""
+    after: str = ""
+    before: str = ""
+    tz: str = ""
+    limit: int = 50
+    errors: list[str] = field(default_factory=list)
+
+    def params(self) -> dict[str, str]:
+        """Non-empty filter parameters, for the pager's links."""
+        values = {
+            "org": self.org,
+            "provider": self.provider,
+            "status": self.status,
+            "type": self.alert_type,
+            "q": self.q,
+            "range": self.range,
+            "after": self.after if self.range == "custom" else "",
+            "before": self.before if self.range == "custom" else "",
+            "tz": self.tz if self.range == "custom" else "",
+            "limit": "" if self.limit == 50 else str(self.limit),
+        }
+        return {name: value for name, value in values.items() if value}
+
+    def is_filtered(self) -> bool:
+        return any(name != "limit" for name in self.params())
+
+    def filters(self, now: int) -> AlertFilters:
+        """The service's filters; problems are collected in `errors` (shown above the table)."""
+        status: int | None = None
+        if self.status:
+            try:
+                status = int(InvestigationStatus(int(self.status)))
+            except ValueError:
+                self.errors.append(f"Unknown status {self.status!r}.")
+        created_after = created_before = None
+        if self.range in TIME_PRESETS:
+            created_after = now - TIME_PRESETS[self.range][1]
+        elif self.range == "custom":
+            zone = self._zone()
+            created_after = self._epoch(self.after, zone, "From")
+            created_before = self._epoch(self.before, zone, "To")
+            if created_after is not None and created_before is not None and created_after >= created_before:
+                self.errors.append("The time range ends before it starts.")
+        elif self.range:
+            self.errors.append(f"Unknown time range {self.range!r}.")
+        if len(self.q) > 200:
+            self.errors.append("Search text is limited to 200 characters.")
+        return AlertFilters(
+            organization_code=self.org or None,
+            alert_provider=self.provider or None,
+            alert_type=self.alert_type or None,
+            investigation_status=status,
+            created_after=created_after,
+            created_before=created_before,
+            q=self.q[:200] or None,
+        )
+
+    def _zone(self) -> ZoneInfo:
+        """The browser's IANA time zone (the form's script fills it in); UTC when it is missing."""
+        if not self.tz:
+            return ZoneInfo("UTC")
+        try:
+            return ZoneInfo(self.tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            self.errors.append(f"Unknown time zone {self.tz!r}; times are read as UTC.")
+            return ZoneInfo("UTC")
+
+    def _epoch(self, text: str, zone: ZoneInfo, label: str) -> int | None:
+        if not text:
+            return None
+        try:
+            local = datetime.fromisoformat(text)
+        except ValueError:
+            self.errors.append(f"{label}: {text!r} is not a date and time.")
+            return None
+        if local.tzinfo is None:
+            local = local.replace(tzinfo=zone)
+        return int(local.timestamp())
+
+
+def row_version(alert: Alert) -> str:
+    """Changes whenever a row's visible investigation state does, so live polls re-render only those rows."""
+    return f"{alert.investigation_status}.{alert.modified_at}.{int(alert.investigator is not None)}"
+
+
+def _rows_context(
+    identity: ConsoleIdentity, alerts: list[Alert], links: dict[uuid.UUID, uuid.UUID]
+) -> dict[str, object]:
+    pending = [a for a in alerts if service.is_investigation_pending(a)]
+    return {
+        "alerts": alerts,
+        "links": links,
+        "pending": {a.alert_uuid for a in pending},
+        "live_params": urlencode([("a", f"{a.alert_uuid}:{row_version(a)}") for a in pending]),
+        "identity": identity,
+    }
+
+
+@router.get("/alerts")
+def alert_list(
+    request: Request,
+    identity: IdentityDep,
+    db: DbDep,
+    org: str = "",
+    provider: str = "",
+    status: str = "",
+    alert_type: Annotated[str, Query(alias="type")] = "",
+    q: str = "",
+    range: str = "",
+    after: str = "",
+    before: str = "",
+    tz: str = "",
+    limit: int = 50,
+    cursor: str = "",
+    newer: str = "",
+) -> Response:
+    query = ListQuery(
+        org=org.strip().upper(),
+        provider=provider.strip().lower(),
+        status=status.strip(),
+        alert_type=alert_type.strip(),
+        q=q.strip(),
+        range=range if range else ("custom" if after or before else ""),
+        after=after.strip(),
+        before=before.strip(),
+        tz=tz.strip(),
+        limit=limit if limit in PAGE_SIZES else 50,
+    )
+    principal = identity.principal
+    window = service.AlertWindow(alerts=[], older_cursor=None, newer_cursor=None)
+    links: dict[uuid.UUID, uuid.UUID] = {}
+    with db.read() as session:
+        organizations = orgs_service.list_organizations(session, principal.organization_scope)
+        providers = orgs_service.list_providers(session)
+        alert_types = service.known_alert_types(session, principal)
+        filters = query.filters(epoch_now())
+        if not query.errors:
+            try:
+                window = service.browse_alerts(
+                    session, principal, filters, older_than=cursor or None, newer_than=newer or None, limit=query.limit
+                )
+            except Forbidden:
+                query.errors.append(f"You have no access to organization {query.org}.")
+            except VigilError as error:
+                query.errors.append(error.message)
+            links = service.investigator_links(session, window.alerts)
+    base = query.params()
+    return render(
+        request,
+        "alerts/list.html",
+        {
+            "query": query,
+            "organizations": organizations,
+            "providers": providers,
+            "alert_types": alert_types,
+            "statuses": list(InvestigationStatus),
+            "time_presets": TIME_PRESETS,
+            "page_sizes": PAGE_SIZES,
+            "older_url": f"/alerts?{urlencode({**base, 'cursor': window.older_cursor})}"
+            if window.older_cursor
+            else None,
+            "newer_url": f"/alerts?{urlencode({**base, 'newer': window.newer_cursor})}"
+            if window.newer_cursor
+            else None,
+            "first_url": f"/alerts?{urlencode(base)}" if cursor or newer else None,
+            **_rows_context(identity, window.alerts, links),
+        },
+    )
+
+
+@router.get("/alerts/live")
+def alert_rows_live(
+    request: Request, identity: IdentityDep, db: DbDep, a: Annotated[list[str] | None, Query()] = None
+) -> Response:
+    """Poll target of the Alerts page: changed rows (swapped in by id) and the next poller, or none when done."""
+    seen: dict[uuid.UUID, str] = {}
+    for item in (a or [])[:MAX_LIVE_ROWS]:
+        text, _, version = item.partition(":")
+        try:
+            seen[uuid.UUID(text)] = version
+        except ValueError:
+            continue
+    with db.read() as session:
+        alerts = service.alerts_by_uuid(session, identity.principal, seen.keys())
+        changed = [alert for alert in alerts if row_version(alert) != seen[alert.alert_uuid]]
+        links = service.investigator_links(session, changed)
+    context = _rows_context(identity, alerts, links)
+    context["changed"] = changed
+    return render(request, "alerts/live.html", context)
+
+
+def _detail_context(
+    request: Request, identity: ConsoleIdentity, db: DbDep, alert_ref: str, **extra: object
+) -> dict[str, object]:
+    with db.read() as session:
+        try:
+            alert = service.get_alert(session, identity.principal, alert_ref)
+        except Forbidden as error:
+            # Another tenant's alert looks exactly like a missing one in the console.
+            raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
+        investigation = service.alert_investigation(session, alert)
+        timeline = service.alert_timeline(session, alert)
+    steps = sum(len(record.steps) for record in investigation.attempts)
+    return {
+        "alert": alert,
+        "investigation": investigation,
+        "timeline": timeline,
+        "pending": service.is_investigation_pending(alert),
+        "version": f"{row_version(alert)}.{steps}",
+        "notice": NOTICES.get(request.query_params.get("notice", "")),
+        "max_type_length": MAX_ALERT_TYPE_LENGTH,
+        "entity_labels": {kind.value: label for kind, label in ENTITY_LABELS.items()},
+        **extra,
+    }
+
+
+@router.get("/alerts/{alert_ref}")
+def alert_detail(request: Request, identity: IdentityDep, db: DbDep, alert_ref: str) -> Response:
+    return render(request, "alerts/detail.html", _detail_context(request, identity, db, alert_ref))
+
+
+@router.get("/alerts/{alert_ref}/live")
+def alert_detail_live(request: Request, identity: IdentityDep, db: DbDep, alert_ref: str, v: str = "") -> Response:
+    """Poll target of the detail page: 204 while nothing changed, else the page (HTMX selects the live part)."""
+    context = _detail_context(request, identity, db, alert_ref)
+    if context["version"] == v:
+        return Response(status_code=204)
+    return render(request, "alerts/detail.html", context)
+
+
+@router.post("/alerts/{alert_ref}/retry")
+def retry_investigation(
+    request: Request, identity: WriterDep, db: DbDep, engine: EngineDep, alert_ref: str
+) -> Response:
+    """Re-run a Failed investigation: the same service call and enqueue as POST /serviceapi/alerts/{ref}/retry."""
+    try:
+        with db.write() as session:
+            alert, attempt = investigations.request_retry(session, identity.principal, alert_ref)
+            alert_uuid, alert_id = alert.alert_uuid, alert.alert_id
+    except Forbidden as error:
+        raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
+    except Conflict as error:
+        context = _detail_context(request, identity, db, alert_ref, action_error=error.message)
+        return render(request, "alerts/detail.html", context, status_code=error.status_code)
+    if engine is not None:
+        engine.enqueue(alert_uuid, attempt)
+    return RedirectResponse(f"/alerts/{alert_id}?notice=retried", status_code=303)
+
+
+@router.post("/alerts/{alert_ref}/type")
+def set_alert_type(
+    request: Request,
+    identity: WriterDep,
+    db: DbDep,
+    engine: EngineDep,
+    alert_ref: str,
+    alert_type: Annotated[str, Form()] = "",
+) -> Response:
+    """Give an untyped alert its type; it moves Created → Submitted and is queued like a retry."""
+    try:
+        with db.write() as session:
+            alert = service.set_alert_type(
+                session, identity.principal, alert_ref, alert_type, actor=f"user:{identity.email}"
+            )
+            alert_uuid, alert_id, attempt = alert.alert_uuid, alert.alert_id, alert.investigation_retry_count
+    except Forbidden as error:
+        raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
+    except (ValidationFailed, Conflict) as error:
+        context = _detail_context(
+            request,
+            identity,
+            db,
+            alert_ref,
+            type_error=error.message,
+            type_value=alert_type[: MAX_ALERT_TYPE_LENGTH * 2],
+        )
+        return render(request, "alerts/detail.html", context, status_code=error.status_code)
+    if engine is not None:
+        engine.enqueue(alert_uuid, attempt)
+    return RedirectResponse(f"/alerts/{alert_id}?notice=submitted", status_code=303)
