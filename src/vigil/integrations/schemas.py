@@ -93,3 +93,35 @@ class IntegrationCatalog(BaseModel):
     integrations: list[dict[str, Any]] = Field(
         description="Every integration: id, name, description, fields and skills with input/output JSON schemas."
     )
+
+
+class SkillParameter(BaseModel):
+    """One row of a skill's parameter table, as the console's Skills tab shows it."""
+
+    name: str
+    type: str = Field(description='Readable type: "string", "integer", "array of string", "Machine[]", ...')
+    required: bool
+    description: str = ""
+    allowed: list[str] = Field(default_factory=list, description="Allowed values of an enum.")
+    notes: list[str] = Field(default_factory=list, description="Default, range, length and format constraints.")
+
+
+class ParameterTable(BaseModel):
+    """The fields of one object type (the skill's input or output, or a type nested in it)."""
+
+    title: str
+    description: str = ""
+    parameters: list[SkillParameter]
+
+
+class SkillDoc(BaseModel):
+    """A skill as documented on the Skills tab: what it does, what it needs, and its typed inputs and outputs."""
+
+    id: str
+    purpose: str
+    permissions: list[str]
+    writes: bool
+    inputs: ParameterTable
+    input_types: list[ParameterTable] = Field(description="Object and record types the inputs refer to.")
+    outputs: ParameterTable
+    output_types: list[ParameterTable] = Field(description="Object and record types the outputs refer to.")

@@ -4,12 +4,15 @@ encryption of secret values, the SkillContext the engine runs skills with, conne
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import uuid
+from collections.abc import Mapping
 from secrets import token_urlsafe
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -17,9 +20,9 @@ from vigil.auth.schemas import Principal
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.errors import Conflict, NotFound, ValidationFailed
-from vigil.integrations.catalog import get_integration
+from vigil.integrations.catalog import all_integrations, catalog_json, get_integration
 from vigil.integrations.errors import IntegrationError
-from vigil.integrations.framework import ConnectionTestResult, Endpoints, SkillContext
+from vigil.integrations.framework import ConnectionTestResult, Endpoints, Integration, SkillContext
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.models import Connection
 from vigil.integrations.runner import test_connection
@@ -29,6 +32,9 @@ from vigil.integrations.schemas import (
     ConnectionOut,
     ConnectionTestOut,
     ConnectionUpdate,
+    ParameterTable,
+    SkillDoc,
+    SkillParameter,
     mask_secret,
 )
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
@@ -409,3 +415,204 @@ async def run_connection_test(
     await asyncio.to_thread(store)
     logger.info("connection tested connection=%s ok=%s", connection_uuid, result.ok)
     return ConnectionTestOut(connection_uuid=connection_uuid, tested_at=tested_at, **result.model_dump())
+
+
+# --- catalog views for the console ------------------------------------------------------------------------------
+
+
+def search_integrations(query: str | None) -> list[Integration]:
+    """Integrations whose name, id or one of whose skill names contains every word of ``query``."""
+    words = (query or "").lower().split()
+    if not words:
+        return all_integrations()
+
+    def haystack(integration: Integration) -> str:
+        return " ".join([integration.name, integration.id, *(s.id for s in integration.skills)]).lower()
+
+    return [i for i in all_integrations() if all(word in haystack(i) for word in words)]
+
+
+def matching_skill_ids(integration: Integration, query: str | None) -> list[str]:
+    """The skills whose names contain a word of ``query`` (why a search found the integration)."""
+    words = (query or "").lower().split()
+    return [s.id for s in integration.skills if words and any(word in s.id.lower() for word in words)]
+
+
+def connection_counts(session: Session, principal: Principal) -> dict[str, int]:
+    """Connections per integration id in the organizations the principal may see."""
+    query = select(Connection.integration_id, func.count()).group_by(Connection.integration_id)
+    if principal.organization_scope is not None:
+        query = query.where(Connection.organization_uuid.in_(list(principal.organization_scope)))
+    return {row[0]: row[1] for row in session.execute(query)}
+
+
+_FORMATS = {
+    "date-time": "date-time",
+    "date": "date",
+    "time": "time",
+    "duration": "duration",
+    "email": "email",
+    "uri": "URL",
+    "uuid": "UUID",
+    "ipvanyaddress": "IP address",
+    "ipvanynetwork": "IP network",
+    "ipvanyinterface": "IP interface",
+    "ipv4": "IPv4 address",
+    "ipv6": "IPv6 address",
+}
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+class _SchemaReader:
+    """Turns one pydantic JSON schema into parameter tables: ``$ref``/``$defs`` resolved, nullable unwrapped,
+    enums listed, and every object type it refers to collected so it can be shown as a table of its own."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.schema = schema
+        self.defs: Mapping[str, Any] = schema.get("$defs", {})
+        self.referenced: list[str] = []
+
+    def _target(self, node: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]:
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref.rsplit("/", 1)[-1]
+            return name, self.defs.get(name, {})
+        all_of = node.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1:
+            return self._target(all_of[0])
+        return None, node
+
+    def _options(self, node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The non-null alternatives of an anyOf/oneOf (a nullable field is its non-null type)."""
+        options = node.get("anyOf") or node.get("oneOf") or []
+        return [o for o in options if o.get("type") != "null"]
+
+    @staticmethod
+    def _is_object(node: Mapping[str, Any]) -> bool:
+        return node.get("type") == "object" and isinstance(node.get("properties"), dict)
+
+    def type_of(self, node: Mapping[str, Any]) -> str:
+        name, target = self._target(node)
+        if name is not None:
+            if self._is_object(target):
+                if name not in self.referenced:
+                    self.referenced.append(name)
+                return str(target.get("title") or name)
+            return self.type_of(target)
+        if "anyOf" in node or "oneOf" in node:
+            labels = list(dict.fromkeys(self.type_of(option) for option in self._options(node)))
+            return " or ".join(labels) or "null"
+        kind = node.get("type")
+        if isinstance(kind, list):
+            kind = next((k for k in kind if k != "null"), "null")
+        if kind is None and "enum" in node:
+            kind = "string" if all(isinstance(v, str) for v in node["enum"]) else "value"
+        if kind is None and "const" in node:
+            kind = "string" if isinstance(node["const"], str) else "value"
+        if kind == "array":
+            items = node.get("items")
+            if not isinstance(items, dict) or not items:
+                return "array"
+            label = self.type_of(items)
+            item_name, item_target = self._target(items)
+            return f"{label}[]" if item_name is not None and self._is_object(item_target) else f"array of {label}"
+        if kind == "object":
+            values = node.get("additionalProperties")
+            if isinstance(values, dict) and values:
+                return f"object of {self.type_of(values)}"
+            return "object"
+        if kind == "string" and node.get("format"):
+            return f"string ({_FORMATS.get(node['format'], node['format'])})"
+        return str(kind) if kind else "any"
+
+    def allowed(self, node: Mapping[str, Any]) -> list[str]:
+        _name, target = self._target(node)
+        if "enum" in target:
+            return [_shown(v) for v in target["enum"]]
+        if "const" in target:
+            return [_shown(target["const"])]
+        values: list[str] = []
+        for option in self._options(target):
+            values.extend(v for v in self.allowed(option) if v not in values)
+        return values
+
+    def notes(self, node: Mapping[str, Any]) -> list[str]:
+        _name, target = self._target(node)
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        for option in self._options(merged):
+            merged = {**option, **merged}
+        notes: list[str] = []
+        low, high = merged.get("minimum", merged.get("exclusiveMinimum")), merged.get("maximum")
+        if low is not None and high is not None:
+            notes.append(f"{low} to {high}")
+        elif low is not None:
+            notes.append(f"at least {low}")
+        elif high is not None:
+            notes.append(f"at most {high}")
+        short, long = merged.get("minLength"), merged.get("maxLength")
+        if long is not None:
+            notes.append(f"{short or 0} to {long} characters")
+        elif short:
+            notes.append(f"at least {short} character{'s' if short != 1 else ''}")
+        if merged.get("minItems"):
+            notes.append(f"at least {merged['minItems']} item{'s' if merged['minItems'] != 1 else ''}")
+        if merged.get("maxItems") is not None:
+            notes.append(f"at most {merged['maxItems']} items")
+        if merged.get("pattern"):
+            notes.append(f"pattern {merged['pattern']}")
+        if "default" in node and node["default"] is not None:
+            notes.append(f"default {_shown(node['default'])}")
+        return notes
+
+    def table(self, node: Mapping[str, Any], title: str) -> ParameterTable:
+        required = set(node.get("required", []))
+        rows = [
+            SkillParameter(
+                name=name,
+                type=self.type_of(prop),
+                required=name in required,
+                description=str(prop.get("description") or self._target(prop)[1].get("description") or ""),
+                allowed=self.allowed(prop),
+                notes=self.notes(prop),
+            )
+            for name, prop in node.get("properties", {}).items()
+        ]
+        return ParameterTable(title=title, description=str(node.get("description") or ""), parameters=rows)
+
+    def tables(self, title: str) -> tuple[ParameterTable, list[ParameterTable]]:
+        """The schema's own table and, in order of first use, one per object type it refers to."""
+        main = self.table(self.schema, title)
+        nested: list[ParameterTable] = []
+        done = 0
+        while done < len(self.referenced):  # tables add the types they refer to; every type appears once
+            name = self.referenced[done]
+            target = self.defs[name]
+            nested.append(self.table(target, str(target.get("title") or name)))
+            done += 1
+        return main, nested
+
+
+@functools.cache
+def skill_docs(integration_id: str) -> tuple[SkillDoc, ...]:
+    """Each skill of an integration with its parameter tables, derived once from the declared JSON schemas."""
+    entry = next(i for i in catalog_json() if i["id"] == get_integration(integration_id).id)
+    docs = []
+    for declared in entry["skills"]:
+        inputs, input_types = _SchemaReader(declared["input_schema"]).tables("Inputs")
+        outputs, output_types = _SchemaReader(declared["output_schema"]).tables("Outputs")
+        docs.append(
+            SkillDoc(
+                id=declared["id"],
+                purpose=declared["purpose"],
+                permissions=declared["permissions"],
+                writes=declared["writes"],
+                inputs=inputs,
+                input_types=input_types,
+                outputs=outputs,
+                output_types=output_types,
+            )
+        )
+    return tuple(docs)
