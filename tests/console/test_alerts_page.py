@@ -292,8 +292,7 @@ def test_older_and_newer_pages_keep_the_filters(quiet_page: Page, quiet_stack: C
     stack.add_org("BETA")
     key = stack.add_key().api_key
     acme = [
-        a["alert_id"]
-        for a in post_batch(stack, key, [untyped("ACME", "okta", f'{{"n": {n}}}') for n in range(60)])
+        a["alert_id"] for a in post_batch(stack, key, [untyped("ACME", "okta", f'{{"n": {n}}}') for n in range(60)])
     ]
     post_batch(stack, key, [untyped("BETA", "okta", f'{{"n": {n}}}') for n in range(5)])
     expected = list(reversed(acme))

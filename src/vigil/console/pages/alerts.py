@@ -327,15 +327,12 @@ def set_alert_type(
             alert_uuid, alert_id, attempt = alert.alert_uuid, alert.alert_id, alert.investigation_retry_count
     except Forbidden as error:
         raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
-    except (ValidationFailed, Conflict) as error:
-        context = _detail_context(
-            request,
-            identity,
-            db,
-            alert_ref,
-            type_error=error.message,
-            type_value=alert_type[: MAX_ALERT_TYPE_LENGTH * 2],
-        )
+    except ValidationFailed as error:
+        value = alert_type[: MAX_ALERT_TYPE_LENGTH * 2]
+        context = _detail_context(request, identity, db, alert_ref, type_error=error.message, type_value=value)
+        return render(request, "alerts/detail.html", context, status_code=error.status_code)
+    except Conflict as error:
+        context = _detail_context(request, identity, db, alert_ref, action_error=error.message)
         return render(request, "alerts/detail.html", context, status_code=error.status_code)
     if engine is not None:
         engine.enqueue(alert_uuid, attempt)
