@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
-from pydantic import ValidationError
-from sqlalchemy import select
+from jinja2 import TemplateSyntaxError
+from jinja2.sandbox import SandboxedEnvironment
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from vigil.db.base import epoch_now
-from vigil.errors import NotFound, ValidationFailed, field_errors
+from vigil.errors import Conflict, NotFound, ValidationFailed, field_errors
 from vigil.playbooks.models import Playbook, PlaybookVersion
-from vigil.playbooks.schemas import PlaybookDefinition, SkillStep
+from vigil.playbooks.schemas import CheckpointStep, PlaybookDefinition, SkillStep
+
+# Parses (never renders) step templates at save time, so a typo fails the edit instead of the next alert.
+_TEMPLATES = SandboxedEnvironment(autoescape=False)
 
 
 @dataclass(frozen=True)
@@ -101,8 +107,15 @@ def save_new_version(
     known_skills: set[str],
     actor: str,
     note: str = "",
+    skill_inputs: Mapping[str, type[BaseModel]] | None = None,
+    expected_version: int | None = None,
 ) -> PlaybookRef:
-    """Validate an edited playbook and store it as the next version; the next alert runs it."""
+    """Validate an edited playbook and store it as the next version; the next alert runs it.
+
+    Every problem names its step (`steps.<index>.<field>`), so an editor can show it beside that step.
+    `skill_inputs` (skill id → input model) also checks input names and required inputs; `expected_version`
+    (the version the editor started from) turns a concurrent save or a double submit into a 409.
+    """
     try:
         definition = PlaybookDefinition.model_validate(raw_definition)
     except ValidationError as error:
@@ -111,18 +124,36 @@ def save_new_version(
             code="invalid_playbook",
             details=field_errors(error.errors(include_url=False)),
         ) from error
-    unknown = sorted(
-        {step.skill for step in definition.steps if isinstance(step, SkillStep) and step.skill not in known_skills}
-    )
+    unknown = [
+        (index, step.skill)
+        for index, step in enumerate(definition.steps)
+        if isinstance(step, SkillStep) and step.skill not in known_skills
+    ]
     if unknown:
         raise ValidationFailed(
-            f"Unknown skill(s): {', '.join(unknown)}.",
+            f"Unknown skill(s): {', '.join(sorted({name for _, name in unknown}))}.",
             code="unknown_skill",
-            details=[{"field": "steps", "value": name} for name in unknown],
+            details=[
+                {"field": f"steps.{index}.skill", "value": name, "message": f"No skill {name!r} in the catalog."}
+                for index, name in unknown
+            ],
+        )
+    problems = step_problems(definition, skill_inputs or {})
+    if problems:
+        raise ValidationFailed(
+            f"The playbook has {len(problems)} problem(s) in its step inputs.",
+            code="invalid_step_inputs",
+            details=problems,
         )
     playbook = session.scalar(select(Playbook).where(Playbook.playbook_uuid == playbook_uuid).with_for_update())
     if playbook is None:
         raise NotFound(f"No playbook {playbook_uuid}.", code="playbook_not_found")
+    if expected_version is not None and playbook.current_version != expected_version:
+        raise Conflict(
+            f"Version {playbook.current_version} was saved after the version {expected_version} you edited.",
+            code="playbook_changed",
+            details=[{"field": "version", "value": playbook.current_version}],
+        )
     playbook.current_version += 1
     playbook.modified_at = epoch_now()
     session.add(
@@ -137,6 +168,117 @@ def save_new_version(
     )
     session.flush()
     return PlaybookRef(playbook_uuid, playbook.name, playbook.current_version, definition, created=False)
+
+
+def step_problems(definition: PlaybookDefinition, skill_inputs: Mapping[str, type[BaseModel]]) -> list[dict[str, Any]]:
+    """Template syntax errors in any step, and input names a skill does not declare or requires but lacks."""
+    problems: list[dict[str, Any]] = []
+
+    def problem(index: int, where: str, message: str) -> None:
+        problems.append({"field": f"steps.{index}.{where}", "message": message})
+
+    for index, step in enumerate(definition.steps):
+        templates: dict[str, str] = {}
+        if isinstance(step, SkillStep):
+            templates = {f"inputs.{name}": value for name, value in step.inputs.items()}
+            model = skill_inputs.get(step.skill)
+            for name, message in _input_problems(step, model) if model is not None else []:
+                problem(index, f"inputs.{name}", message)
+        elif isinstance(step, CheckpointStep):
+            templates = {"user_email": step.user_email, "question": step.question}
+        for where, template in templates.items():
+            try:
+                _TEMPLATES.parse(template)
+            except TemplateSyntaxError as error:
+                name = where.removeprefix("inputs.")
+                label = f"Input {name!r}" if where.startswith("inputs.") else where.replace("_", " ").capitalize()
+                problem(index, where, f"{label}: template error: {error.message or error}.")
+    return problems
+
+
+def _input_problems(step: SkillStep, model: type[BaseModel]) -> list[tuple[str, str]]:
+    declared = model.model_fields
+    accepted = ", ".join(declared) or "no inputs"
+    problems = [
+        (name, f"{step.skill} has no input {name!r} (it accepts: {accepted}).")
+        for name in step.inputs
+        if name not in declared
+    ]
+    problems += [
+        (name, f"{step.skill} needs the input {name!r}.")
+        for name, info in declared.items()
+        if info.is_required() and not step.inputs.get(name, "").strip()
+    ]
+    return problems
+
+
+@dataclass(frozen=True)
+class PlaybookSummary:
+    playbook: Playbook
+    step_count: int
+
+
+def list_playbook_summaries(
+    session: Session,
+    organization_scope: frozenset[uuid.UUID] | None,
+    *,
+    organization_code: str | None = None,
+    provider: str | None = None,
+    q: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> tuple[list[PlaybookSummary], int]:
+    """One page of playbooks with their current version's step count, and how many match in total."""
+    query = select(Playbook)
+    if organization_scope is not None:
+        query = query.where(Playbook.organization_uuid.in_(list(organization_scope)))
+    if organization_code:
+        query = query.where(Playbook.organization_code == organization_code.strip().upper())
+    if provider:
+        query = query.where(Playbook.alert_provider == provider.strip().lower())
+    if q and q.strip():
+        escaped = q.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"%{escaped}%"
+        query = query.where(
+            or_(Playbook.name.ilike(pattern, escape="\\"), Playbook.alert_type.ilike(pattern, escape="\\"))
+        )
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    rows = session.execute(
+        query.add_columns(PlaybookVersion.definition)
+        .join(
+            PlaybookVersion,
+            and_(
+                PlaybookVersion.playbook_uuid == Playbook.playbook_uuid,
+                PlaybookVersion.version == Playbook.current_version,
+            ),
+        )
+        .order_by(Playbook.organization_code, Playbook.name)
+        .limit(limit)
+        .offset(offset)
+    )
+    summaries = [
+        PlaybookSummary(playbook=row[0], step_count=len(PlaybookDefinition.model_validate_json(row[1]).steps))
+        for row in rows
+    ]
+    return summaries, total
+
+
+def get_playbook(session: Session, playbook_uuid: uuid.UUID) -> Playbook:
+    playbook = session.get(Playbook, playbook_uuid)
+    if playbook is None:
+        raise NotFound(f"No playbook {playbook_uuid}.", code="playbook_not_found")
+    return playbook
+
+
+def list_versions(session: Session, playbook_uuid: uuid.UUID) -> list[PlaybookVersion]:
+    """Every saved version, newest first (who saved it, when, and the note)."""
+    return list(
+        session.scalars(
+            select(PlaybookVersion)
+            .where(PlaybookVersion.playbook_uuid == playbook_uuid)
+            .order_by(PlaybookVersion.version.desc())
+        )
+    )
 
 
 def list_playbooks(session: Session, organization_scope: frozenset[uuid.UUID] | None) -> list[Playbook]:
