@@ -172,7 +172,7 @@ def _creator_labels(session: Session, actors: Sequence[str]) -> dict[str, str]:
         return {}
     rows = session.execute(
         select(ConsoleUser.user_uuid, ConsoleUser.email).where(ConsoleUser.user_uuid.in_(user_uuids))
-    ).tuples()
+    )
     return {str(user_uuid): email for user_uuid, email in rows}
 
 

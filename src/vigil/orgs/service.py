@@ -112,19 +112,15 @@ def organization_overview(session: Session) -> list[OrganizationSummary]:
     Alert and case numbers are gap-free per-organization counters, so their sums are the totals without
     scanning the alerts table.
     """
-    alerts = dict(
-        session.execute(
-            select(AlertCounter.organization_uuid, func.sum(AlertCounter.last_value)).group_by(
-                AlertCounter.organization_uuid
-            )
-        ).tuples()
+    alert_totals = select(AlertCounter.organization_uuid, func.sum(AlertCounter.last_value)).group_by(
+        AlertCounter.organization_uuid
     )
-    cases = dict(session.execute(select(CaseCounter.organization_uuid, CaseCounter.last_value)).tuples())
-    connections = dict(
-        session.execute(
-            select(Connection.organization_uuid, func.count()).group_by(Connection.organization_uuid)
-        ).tuples()
-    )
+    alerts = {org: total for org, total in session.execute(alert_totals)}
+    cases = {
+        org: total for org, total in session.execute(select(CaseCounter.organization_uuid, CaseCounter.last_value))
+    }
+    connection_counts = select(Connection.organization_uuid, func.count()).group_by(Connection.organization_uuid)
+    connections = {org: total for org, total in session.execute(connection_counts)}
     return [
         OrganizationSummary(
             organization_uuid=o.organization_uuid,

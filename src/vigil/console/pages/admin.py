@@ -2,6 +2,312 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from vigil.auth import service as auth_service
+from vigil.console.deps import AdminDep
+from vigil.console.rendering import render
+from vigil.errors import NotFound, ValidationFailed, VigilError
+from vigil.orgs import service as orgs_service
+from vigil.orgs.schemas import MAX_NAME_LENGTH
+from vigil.web.deps import DbDep
 
 router = APIRouter()
+
+# Pages that show a secret once must never be stored by the browser or a proxy.
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+def form_error(error: VigilError) -> dict[str, Any]:
+    """A service error as the inline message of a form, with the field it names (if any) marked invalid."""
+    field = next((str(d["field"]) for d in error.details if isinstance(d, dict) and d.get("field")), None)
+    return {"error": error.message, "error_field": field}
+
+
+def _see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+def _key_uuid(value: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise NotFound(f"No API key {value}.", code="api_key_not_found") from None
+
+
+# Organizations ---------------------------------------------------------------------------------------------------
+
+
+def _organizations_page(
+    request: Request, db: DbDep, *, form: dict[str, str] | None = None, status_code: int = 200, **extra: Any
+) -> Response:
+    with db.read() as session:
+        organizations = orgs_service.organization_overview(session)
+    context = {
+        "organizations": organizations,
+        "form": form or {"organization_code": "", "name": ""},
+        "created": request.query_params.get("created"),
+        "renamed": request.query_params.get("renamed"),
+        "max_name_length": MAX_NAME_LENGTH,
+        **extra,
+    }
+    return render(request, "admin/organizations.html", context, status_code=status_code)
+
+
+@router.get("/organizations")
+def organizations(request: Request, identity: AdminDep, db: DbDep) -> Response:
+    return _organizations_page(request, db)
+
+
+@router.post("/organizations")
+def create_organization(
+    request: Request,
+    identity: AdminDep,
+    db: DbDep,
+    organization_code: Annotated[str, Form()] = "",
+    name: Annotated[str, Form()] = "",
+) -> Response:
+    try:
+        with db.write() as session:
+            organization = orgs_service.create_organization(session, organization_code, name)
+            code = organization.organization_code
+    except VigilError as error:
+        form = {"organization_code": organization_code, "name": name}
+        return _organizations_page(request, db, form=form, status_code=error.status_code, **form_error(error))
+    return _see_other(f"/organizations?created={code}")
+
+
+@router.get("/organizations/{code}/edit")
+def edit_organization(request: Request, identity: AdminDep, db: DbDep, code: str) -> Response:
+    with db.read() as session:
+        organization = orgs_service.get_organization(session, code)
+        context = {"organization": organization, "name": organization.name, "max_name_length": MAX_NAME_LENGTH}
+        return render(request, "admin/organization_edit.html", context)
+
+
+@router.post("/organizations/{code}")
+def rename_organization(
+    request: Request, identity: AdminDep, db: DbDep, code: str, name: Annotated[str, Form()] = ""
+) -> Response:
+    try:
+        with db.write() as session:
+            organization = orgs_service.rename_organization(session, code, name)
+            code = organization.organization_code
+    except ValidationFailed as error:
+        with db.read() as session:
+            organization = orgs_service.get_organization(session, code)
+            context = {"organization": organization, "name": name, "max_name_length": MAX_NAME_LENGTH}
+            return render(
+                request,
+                "admin/organization_edit.html",
+                {**context, **form_error(error)},
+                status_code=error.status_code,
+            )
+    return _see_other(f"/organizations?renamed={code}")
+
+
+# Providers -------------------------------------------------------------------------------------------------------
+
+
+def _providers_page(
+    request: Request, db: DbDep, *, form: dict[str, str] | None = None, status_code: int = 200, **extra: Any
+) -> Response:
+    with db.read() as session:
+        providers = orgs_service.list_all_providers(session)
+        context = {
+            "providers": providers,
+            "form": form or {"alert_provider": "", "name": ""},
+            "notice": _provider_notice(request),
+            "max_name_length": MAX_NAME_LENGTH,
+            **extra,
+        }
+        return render(request, "admin/providers.html", context, status_code=status_code)
+
+
+def _provider_notice(request: Request) -> str | None:
+    params = request.query_params
+    notices = {
+        "added": "Provider {} added; alerts can use it at once.",
+        "renamed": "Provider {} renamed.",
+        "enabled": "Provider {} enabled; intake accepts its alerts again.",
+        "disabled": "Provider {} disabled; intake now refuses its alerts (422). Existing alerts are kept.",
+        "deleted": "Provider {} deleted.",
+    }
+    for key, text in notices.items():
+        if params.get(key):
+            return text.format(params[key])
+    return None
+
+
+@router.get("/providers")
+def providers(request: Request, identity: AdminDep, db: DbDep) -> Response:
+    return _providers_page(request, db)
+
+
+@router.post("/providers")
+def add_provider(
+    request: Request,
+    identity: AdminDep,
+    db: DbDep,
+    alert_provider: Annotated[str, Form()] = "",
+    name: Annotated[str, Form()] = "",
+) -> Response:
+    try:
+        with db.write() as session:
+            slug = orgs_service.create_provider(session, alert_provider, name).alert_provider
+    except VigilError as error:
+        form = {"alert_provider": alert_provider, "name": name}
+        return _providers_page(request, db, form=form, status_code=error.status_code, **form_error(error))
+    return _see_other(f"/providers?added={slug}")
+
+
+def _provider_edit_page(
+    request: Request, db: DbDep, slug: str, *, name: str | None = None, status_code: int = 200, **extra: Any
+) -> Response:
+    with db.read() as session:
+        provider = orgs_service.get_provider(session, slug)
+        context = {
+            "provider": provider,
+            "name": provider.name if name is None else name,
+            "max_name_length": MAX_NAME_LENGTH,
+            **extra,
+        }
+        return render(request, "admin/provider_edit.html", context, status_code=status_code)
+
+
+@router.get("/providers/{slug}/edit")
+def edit_provider(request: Request, identity: AdminDep, db: DbDep, slug: str) -> Response:
+    return _provider_edit_page(request, db, slug)
+
+
+@router.post("/providers/{slug}")
+def rename_provider(
+    request: Request, identity: AdminDep, db: DbDep, slug: str, name: Annotated[str, Form()] = ""
+) -> Response:
+    try:
+        with db.write() as session:
+            slug = orgs_service.rename_provider(session, slug, name).alert_provider
+    except ValidationFailed as error:
+        return _provider_edit_page(request, db, slug, name=name, status_code=error.status_code, **form_error(error))
+    return _see_other(f"/providers?renamed={slug}")
+
+
+@router.post("/providers/{slug}/enabled")
+def set_provider_enabled(
+    request: Request, identity: AdminDep, db: DbDep, slug: str, enabled: Annotated[str, Form()] = ""
+) -> Response:
+    turn_on = enabled == "1"
+    with db.write() as session:
+        slug = orgs_service.set_provider_enabled(session, slug, enabled=turn_on).alert_provider
+    return _see_other(f"/providers?{'enabled' if turn_on else 'disabled'}={slug}")
+
+
+@router.post("/providers/{slug}/delete")
+def delete_provider(request: Request, identity: AdminDep, db: DbDep, slug: str) -> Response:
+    try:
+        with db.write() as session:
+            orgs_service.delete_provider(session, slug)
+    except VigilError as error:
+        if isinstance(error, NotFound):
+            raise
+        return _provider_edit_page(request, db, slug, status_code=error.status_code, **form_error(error))
+    return _see_other(f"/providers?deleted={slug.strip().lower()}")
+
+
+# API keys --------------------------------------------------------------------------------------------------------
+
+
+@router.get("/api-keys")
+def api_keys(request: Request, identity: AdminDep, db: DbDep) -> Response:
+    with db.read() as session:
+        keys = auth_service.list_api_keys(session, newest_first=True)
+    highlight = request.query_params.get("created") or request.query_params.get("revoked")
+    revoked = request.query_params.get("revoked")
+    created = request.query_params.get("created")
+    context = {
+        "keys": keys,
+        "highlight": highlight,
+        "revoked_key": next((k for k in keys if str(k.key_uuid) == revoked), None),
+        "created_key": next((k for k in keys if str(k.key_uuid) == created), None),
+    }
+    return render(request, "admin/api_keys.html", context)
+
+
+def _new_key_page(
+    request: Request, db: DbDep, *, form: dict[str, Any] | None = None, status_code: int = 200, **extra: Any
+) -> Response:
+    with db.read() as session:
+        organizations = orgs_service.list_organizations(session)
+        context = {
+            "organizations": [(o.organization_code, o.name) for o in organizations],
+            "form": form or {"name": "", "scope": "all", "organizations": [], "expires_in_days": ""},
+            "max_expiry_days": auth_service.MAX_EXPIRY_DAYS,
+            **extra,
+        }
+    return render(request, "admin/api_key_new.html", context, status_code=status_code)
+
+
+@router.get("/api-keys/new")
+def new_api_key(request: Request, identity: AdminDep, db: DbDep) -> Response:
+    return _new_key_page(request, db)
+
+
+@router.post("/api-keys")
+def create_api_key(
+    request: Request,
+    identity: AdminDep,
+    db: DbDep,
+    name: Annotated[str, Form()] = "",
+    scope: Annotated[str, Form()] = "all",
+    organizations: Annotated[list[str] | None, Form()] = None,
+    expires_in_days: Annotated[str, Form()] = "",
+) -> Response:
+    """The key is rendered in this POST's own answer (no-store), never put in a URL, and never shown again."""
+    chosen = [code for code in organizations or [] if code]
+    form = {"name": name, "scope": scope, "organizations": chosen, "expires_in_days": expires_in_days}
+    try:
+        days = _parse_days(expires_in_days)
+        with db.write() as session:
+            created = auth_service.create_api_key(
+                session,
+                name=name,
+                created_by=str(identity.user_uuid),
+                organization_codes=chosen,
+                expires_in_days=days,
+                all_organizations=scope != "some",
+            )
+    except VigilError as error:
+        return _new_key_page(request, db, form=form, status_code=error.status_code, **form_error(error))
+    return render(request, "admin/api_key_created.html", {"key": created}, status_code=201, headers=NO_STORE)
+
+
+def _parse_days(value: str) -> int | None:
+    if not value.strip():
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ValidationFailed(
+            "Expiry must be a whole number of days, or empty for a key that does not expire.",
+            code="invalid_expiry",
+            details=[{"field": "expires_in_days"}],
+        ) from None
+
+
+@router.get("/api-keys/{key_uuid}/revoke")
+def confirm_revoke(request: Request, identity: AdminDep, db: DbDep, key_uuid: str) -> Response:
+    with db.read() as session:
+        key = auth_service.get_api_key(session, str(_key_uuid(key_uuid)))
+    return render(request, "admin/api_key_revoke.html", {"key": key})
+
+
+@router.post("/api-keys/{key_uuid}/revoke")
+def revoke_api_key(request: Request, identity: AdminDep, db: DbDep, key_uuid: str) -> Response:
+    """Idempotent: revoking an already revoked key keeps its first revocation time."""
+    with db.write() as session:
+        key = auth_service.revoke_api_key(session, str(_key_uuid(key_uuid)))
+    return _see_other(f"/api-keys?revoked={key.key_uuid}")

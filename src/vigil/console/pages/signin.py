@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -77,6 +77,7 @@ def login(
         with db.write() as session:
             user = users_service.verify_password(session, email, password)
             token = users_service.start_session(session, user)
+            must_change_password = user.must_change_password
     except RateLimited as error:
         return _login_page(
             request,
@@ -87,7 +88,11 @@ def login(
         )
     except Unauthenticated as error:
         return _login_page(request, email=email, error=error.message, next_path=next, status_code=401)
-    response = RedirectResponse(_safe_next(next), status_code=303)
+    target = _safe_next(next)
+    if must_change_password:
+        # A password an admin set (invitation, reset) is replaced before the user starts working.
+        target = "/account/choose-password?" + urlencode({"next": target})
+    response = RedirectResponse(target, status_code=303)
     set_session_cookie(request, response, signer.session_cookie_value(token), users_service.SESSION_LIFETIME_SECONDS)
     return response
 
