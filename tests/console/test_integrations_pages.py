@@ -248,6 +248,7 @@ def test_validation_errors_keep_entered_values_but_not_secrets(
     expect(page.locator('input[name="auth_method"][value="global_key"]')).to_be_checked()
     assert cloudflare.GLOBAL_KEY not in page.content()
     expect(page.locator("#f-global_api_key")).to_have_value("")
+    screenshot(page, "integrations-cloudflare-form-error")
 
     # A name the organization already uses is refused next to the name field.
     page.locator("#f-email").fill(cloudflare.EMAIL)
