@@ -486,7 +486,8 @@ def edit_submit(request: Request, playbook_uuid: uuid.UUID, identity: WriterDep,
                 note=note,
                 step_errors=step_errors,
                 errors=[heading, *general],
-                status_code=error.status_code,
+                # HTMX swaps 422 answers in place but shows other errors as a toast: a conflict is shown in place too.
+                status_code=422 if is_htmx(request) else error.status_code,
             )
     return _saved(request, playbook_uuid, saved)
 
