@@ -306,6 +306,30 @@ def test_edit_keeps_blank_secrets_and_never_shows_them(
     assert _stored(stack, connection_uuid)[1]["client_secret"] == "N3w~client.secret_value-0000000000wxyz"
 
 
+def test_edit_switches_cloudflare_to_the_global_key_method(
+    admin_page: Page, stack: ConsoleStack, cloudflare_fake: CloudflareFake
+) -> None:
+    page = admin_page
+    stack.add_org("ACME")
+    connection_uuid = _add_connection(stack, "ACME", "cloudflare", "Cloudflare prod", CLOUDFLARE_TOKEN_VALUES)
+    page.goto(f"/integrations/cloudflare/connections/{connection_uuid}/edit")
+    expect(page.locator('input[name="auth_method"][value="api_token"]')).to_be_checked()
+    expect(page.locator("#f-api_token-help")).to_contain_text("••••" + cloudflare.USER_TOKEN[-4:])
+    page.locator('input[name="auth_method"][value="global_key"]').check()
+    expect(page.locator("#f-api_token")).to_be_hidden()
+    page.locator("#f-email").fill(cloudflare.EMAIL)
+    page.locator("#f-global_api_key").fill(cloudflare.GLOBAL_KEY)
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_role("status").first).to_contain_text("Changes saved")
+    expect(page.locator(".facts")).to_contain_text("Authentication Email + Global API Key")
+    expect(page.locator(".facts")).not_to_contain_text("API Token ••••")
+    page.get_by_role("button", name="Authenticate Cloudflare prod").click()
+    expect(page.locator(".test-box .test-result")).to_contain_text("Global API Key accepted")
+    connection, stored = _stored(stack, connection_uuid)
+    assert connection.auth_method == "global_key" and "api_token" not in stored
+    assert stored["global_api_key"] == cloudflare.GLOBAL_KEY and stored["account_id"] == cloudflare.ACCOUNT_ID
+
+
 def test_delete_asks_for_confirmation(admin_page: Page, stack: ConsoleStack) -> None:
     page = admin_page
     stack.add_org("ACME")
@@ -476,7 +500,9 @@ def test_viewer_sees_connections_and_skills_but_cannot_change_them(page: Page, s
     expect(page.get_by_role("link", name=re.compile("^Edit"))).to_have_count(0)
     page.goto(f"/integrations/push_security/connections/{connection_uuid}")
     expect(page.get_by_role("heading", level=1)).to_contain_text("Push A")
-    expect(page.get_by_role("button")).to_have_text(["Sign out"])
+    expect(page.get_by_role("button", name=re.compile("Authenticate|Delete|Rotate"))).to_have_count(0)
+    expect(page.get_by_text("Delete connection…")).to_have_count(0)
+    expect(page.get_by_role("link", name="Edit", exact=True)).to_have_count(0)
     page.goto("/integrations/push_security/skills")
     expect(page.get_by_role("heading", name="Find Account by Email")).to_be_visible()
 
