@@ -23,6 +23,7 @@ from vigil.integrations.router import router as integrations_router
 from vigil.integrations.secrets import SecretBox
 from vigil.integrations.service import endpoints_from_settings
 from vigil.integrations.slack.webhooks import router as chat_router
+from vigil.investigations.checkpoints import WorkflowWaker, install_waker, uninstall_waker
 from vigil.investigations.engine import Engine
 from vigil.orgs.router import router as orgs_router
 from vigil.playbooks.router import router as playbooks_router
@@ -52,6 +53,8 @@ def create_app(
             if engine is not None:
                 await asyncio.to_thread(engine.stop)
             await running.state.outbound.aclose()
+            uninstall_waker(waker)
+            waker.close()
             if db is None:
                 database.dispose()
 
@@ -70,6 +73,8 @@ def create_app(
     app.state.endpoints = endpoints_from_settings(settings)
     app.state.outbound = OutboundClient()  # one pool, token cache and limiter set
     app.state.engine = engine
+    waker = WorkflowWaker(settings.workflow_database_url)  # chat answers wake waiting checkpoints through it
+    install_waker(waker)
 
     app.state.console_signer = ConsoleSigner(app.state.secret_box)
     app.state.signin_throttle = SignInThrottle()

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from tests.fakes import slack
+from tests.fakes.fixtures import slack_fake, slack_server
 from tests.fakes.slack_sender import SlackSender
 from tests.support.harness import Harness
 from vigil.integrations.slack import inbound
@@ -89,3 +90,6 @@ def seen() -> Iterator[Seen]:
     yield record
     inbound.unregister_event_handler("message.im", on_event)
     inbound.unregister_interaction_handler("block_actions", on_interaction)
+
+
+__all__ = ["slack_fake", "slack_server"]

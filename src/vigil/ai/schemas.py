@@ -52,6 +52,7 @@ class EvidenceStatus(StrEnum):
     OK = "ok"
     ERROR = "error"
     SKIPPED = "skipped"
+    WAITING = "waiting"  # a checkpoint step while the person has not answered yet (never analysed)
 
 
 class CheckpointAnswer(StrEnum):

@@ -45,3 +45,7 @@ class ConnectionsResolver:
             endpoints=self.endpoints,
             http=self.http,
         )
+
+    def connection_name(self, session: Session, connection_uuid: uuid.UUID) -> str:
+        connection = session.get(Connection, connection_uuid)
+        return connection.name if connection is not None else str(connection_uuid)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vigil.db.base import AutoIncrementId, Base
@@ -65,3 +65,39 @@ class WorkerHeartbeat(Base):
     pid: Mapped[int] = mapped_column(Integer)
     started_at: Mapped[int] = mapped_column(BigInteger)
     last_seen: Mapped[int] = mapped_column(BigInteger)
+
+
+class ChatCheckpoint(Base):
+    """A question put to a person in chat while a playbook waits. The row, not the wake-up message, is the
+    truth: answers are conditional updates from `waiting`, so a second press or a late reply changes nothing."""
+
+    __tablename__ = "chat_checkpoints"
+
+    checkpoint_uuid: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    alert_uuid: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("alerts.alert_uuid", ondelete="CASCADE"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    position: Mapped[int] = mapped_column(Integer)
+    organization_uuid: Mapped[uuid.UUID] = mapped_column(Uuid)
+    connection_uuid: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("connections.connection_uuid", ondelete="SET NULL")
+    )
+    connection_name: Mapped[str] = mapped_column(String(200))
+    waiting_workflow_id: Mapped[str] = mapped_column(String(200))
+    asked_email: Mapped[str] = mapped_column(String(320))
+    question: Mapped[str] = mapped_column(Text)
+    slack_user_id: Mapped[str | None] = mapped_column(String(64))
+    slack_user_name: Mapped[str | None] = mapped_column(String(200))
+    channel_id: Mapped[str | None] = mapped_column(String(64))
+    message_ts: Mapped[str | None] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(20))
+    answer: Mapped[str | None] = mapped_column(String(20))
+    answered_by_slack: Mapped[str | None] = mapped_column(String(200))
+    answered_via: Mapped[str | None] = mapped_column(String(20))
+    answered_at: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    expires_at: Mapped[int | None] = mapped_column(BigInteger)
+
+    __table_args__ = (
+        UniqueConstraint("alert_uuid", "attempt", "position"),
+        Index("ix_chat_checkpoints_waiting_user", "connection_uuid", "slack_user_id", "status"),
+    )

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from vigil.ai.schemas import AlertFacts, EvidenceStatus
+from vigil.ai.schemas import AlertFacts, Analysis, EvidenceStatus
 from vigil.investigations.entities import Entities
 from vigil.playbooks.schemas import PlaybookDefinition
 
@@ -44,3 +44,23 @@ class StepRecord(BaseModel):
     duration_ms: int = 0
     fatal: bool = False
     transient: bool = False
+
+
+class CheckpointAsk(BaseModel):
+    """What asking a checkpoint's question led to: a wait (checkpoint set) or a final record (skipped, failed)."""
+
+    record: StepRecord
+    checkpoint_uuid: uuid.UUID | None = None
+    waiting_workflow_id: str | None = None
+    timeout_seconds: int = 0
+
+    @property
+    def waiting(self) -> bool:
+        return self.checkpoint_uuid is not None
+
+
+class Progress(BaseModel):
+    """How far an investigation got, handed from the queued workflow to the one that waits at a checkpoint."""
+
+    records: list[StepRecord] = Field(default_factory=list)
+    analysis: Analysis | None = None

@@ -19,8 +19,12 @@ from vigil.integrations.catalog import get_skill
 from vigil.integrations.errors import IntegrationError, UnknownSkillError
 from vigil.integrations.framework import SkillContext
 from vigil.integrations.runner import run_skill
+from vigil.integrations.slack.checkpoint import show_outcome
+from vigil.integrations.slack.skills import CHAT_CHECKPOINT_SKILL_ID, ChatCheckpointOutput
+from vigil.investigations import checkpoints
+from vigil.investigations.checkpoints import CheckpointStatus
 from vigil.investigations.related import RELATED_SKILL_ID, related_alerts
-from vigil.investigations.schemas import InvestigationPlan, StepRecord
+from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, StepRecord
 from vigil.investigations.service import organization_of
 from vigil.investigations.templates import TemplateRenderError, render_inputs
 from vigil.playbooks.schemas import CheckpointStep, OnError, PlaybookStep, SkillStep
@@ -36,6 +40,43 @@ class ConnectionResolver(Protocol):
     def skill_context(
         self, session: Session, organization_uuid: uuid.UUID, integration_id: str, connection_name: str | None
     ) -> SkillContext | None: ...
+
+    def connection_name(self, session: Session, connection_uuid: uuid.UUID) -> str: ...
+
+
+SLACK_INTEGRATION_ID = "slack"
+
+
+def alert_summary(plan: InvestigationPlan) -> str:
+    """One line about the alert under the checkpoint question, so the person knows what it is about."""
+    facts = plan.facts
+    return f"Alert {facts.alert_id} · {facts.alert_type} · source {facts.alert_provider}"
+
+
+def as_checkpoint(step: PlaybookStep) -> CheckpointStep | None:
+    """A checkpoint step, or a skill step naming the Chat Checkpoint skill (the same thing, written as a skill)."""
+    if isinstance(step, CheckpointStep):
+        return step
+    if isinstance(step, SkillStep) and step.skill == CHAT_CHECKPOINT_SKILL_ID:
+        return CheckpointStep(
+            name=step.name,
+            user_email=step.inputs.get("user_email", ""),
+            question=step.inputs.get("question", "") or "Was this you?",
+            timeout_seconds=_timeout(step.inputs.get("timeout_seconds", "")),
+        )
+    return None
+
+
+def _explain(error: IntegrationError) -> str:
+    """The vendor's failure as an analyst reads it: cause and remedy when known, else the raw message."""
+    if error.cause and error.remedy:
+        return f"{error.cause} ({error.message}). {error.remedy}"
+    return error.message
+
+
+def _timeout(text: str) -> int:
+    default: int = CheckpointStep.model_fields["timeout_seconds"].default
+    return max(5, int(text)) if text.strip().isdigit() else default
 
 
 InternalSkill = Callable[[Session, InvestigationPlan], dict[str, Any]]
@@ -71,12 +112,6 @@ class StepRunner:
 
     def _run(self, plan: InvestigationPlan, position: int, step: PlaybookStep, started: int) -> StepRecord:
         base: dict[str, Any] = {"position": position, "name": step.name, "kind": step.kind, "started_at": started}
-        if isinstance(step, CheckpointStep):
-            return StepRecord(
-                **base,
-                status=EvidenceStatus.SKIPPED,
-                error="Chat checkpoints need a Slack connection with interactivity; none is set up",
-            )
         if not isinstance(step, SkillStep):
             return StepRecord(**base, status=EvidenceStatus.OK)
         base["skill_id"] = step.skill
@@ -145,6 +180,121 @@ class StepRunner:
                 time.sleep(self.policy.retry_backoff_seconds * (2**attempt))
         assert last_error is not None
         return self._failed(base, step, last_error.message, transient=last_error.transient)
+
+    # -- chat checkpoints ------------------------------------------------------------------------------
+
+    def ask_checkpoint(self, plan: InvestigationPlan, position: int, step: CheckpointStep) -> CheckpointAsk:
+        """Send the question (once, even when replayed) and open the wait; or a final record saying why not."""
+        started = epoch_now()
+        base: dict[str, Any] = {
+            "position": position,
+            "name": step.name,
+            "kind": "checkpoint",
+            "skill_id": CHAT_CHECKPOINT_SKILL_ID,
+            "started_at": started,
+        }
+
+        def final(status: EvidenceStatus, error: str) -> CheckpointAsk:
+            return CheckpointAsk(record=StepRecord(**base, status=status, error=error))
+
+        try:
+            rendered = render_inputs(
+                {"user_email": step.user_email, "question": step.question}, plan.template_context()
+            )
+        except TemplateRenderError as error:
+            return final(EvidenceStatus.ERROR, f"Template error in {error}")
+        email, question = rendered["user_email"].strip(), rendered["question"].strip()
+        base["inputs"] = {"user_email": email, "question": question, "timeout_seconds": step.timeout_seconds}
+        if not email or not question:
+            return final(EvidenceStatus.SKIPPED, "Skipped: the alert names no user email to ask")
+        with self.db.write() as session:
+            organization_uuid = organization_of(session, plan.alert_uuid)
+            try:
+                context = self.resolver.skill_context(session, organization_uuid, SLACK_INTEGRATION_ID, None)
+            except IntegrationError as error:
+                return final(EvidenceStatus.SKIPPED, error.message)
+            if context is None:
+                return final(EvidenceStatus.SKIPPED, "Skipped: the organization has no Slack connection")
+            row = checkpoints.open_checkpoint(
+                session,
+                alert_uuid=plan.alert_uuid,
+                attempt=plan.attempt,
+                position=position,
+                organization_uuid=organization_uuid,
+                connection_uuid=uuid.UUID(context.connection_key),
+                connection_name=self.resolver.connection_name(session, uuid.UUID(context.connection_key)),
+                email=email,
+                question=question,
+            )
+            base["connection_name"] = row.connection_name
+            checkpoint_uuid, status, workflow_id = row.checkpoint_uuid, row.status, row.waiting_workflow_id
+            if status != CheckpointStatus.ASKING:
+                output = checkpoints.evidence(row)
+        waiting = CheckpointAsk(
+            record=StepRecord(**base, status=EvidenceStatus.WAITING),
+            checkpoint_uuid=checkpoint_uuid,
+            waiting_workflow_id=workflow_id,
+            timeout_seconds=step.timeout_seconds,
+        )
+        if status == CheckpointStatus.FAILED:
+            return final(EvidenceStatus.ERROR, "The question could not be sent to Slack")
+        if status != CheckpointStatus.ASKING:  # replayed after the question went out: never ask twice
+            waiting.record.output = output
+            return waiting
+        inputs = {
+            **base["inputs"],
+            "alert_summary": alert_summary(plan),
+            "checkpoint_id": str(checkpoint_uuid),
+        }
+        try:
+            # One try: a question that may have reached the person is not sent again (the HTTP layer
+            # already retried what was safe to retry).
+            sent = self.bridge.run(run_skill(CHAT_CHECKPOINT_SKILL_ID, context, inputs), self.policy.timeout_seconds)
+        except (IntegrationError, TimeoutError) as error:
+            reason = _explain(error) if isinstance(error, IntegrationError) else "Slack did not answer in time"
+            with self.db.write() as session:
+                checkpoints.mark_failed(session, checkpoint_uuid, reason)
+            return final(EvidenceStatus.ERROR, f"Could not ask {email} in Slack: {reason}")
+        asked = ChatCheckpointOutput.model_validate(sent)
+        with self.db.write() as session:
+            checkpoints.mark_asked(session, checkpoint_uuid, asked, step.timeout_seconds)
+        waiting.record.output = asked.model_dump(mode="json")
+        return waiting
+
+    def conclude_checkpoint(self, plan: InvestigationPlan, asked: StepRecord, checkpoint_uuid: uuid.UUID) -> StepRecord:
+        """The answer (or `timeout`) becomes the step's evidence; the Slack message is rewritten to show it."""
+        with self.db.write() as session:
+            row = checkpoints.conclude(session, checkpoint_uuid)
+            output = checkpoints.evidence(row)
+            organization_uuid, connection_name = row.organization_uuid, row.connection_name
+            try:
+                context = self.resolver.skill_context(session, organization_uuid, SLACK_INTEGRATION_ID, connection_name)
+            except IntegrationError:
+                context = None
+        output["message_updated"] = False
+        if context is not None and output["channel"] and output["message_ts"]:
+            try:
+                self.bridge.run(
+                    show_outcome(
+                        context,
+                        output["channel"],
+                        output["message_ts"],
+                        output["question"],
+                        output["answer"],
+                        output["answered_at"],
+                    ),
+                    self.policy.timeout_seconds,
+                )
+                output["message_updated"] = True
+            except (IntegrationError, TimeoutError):
+                logger.warning("could not update the Slack message of checkpoint %s", checkpoint_uuid)
+        return asked.model_copy(
+            update={
+                "status": EvidenceStatus.OK,
+                "output": output,
+                "duration_ms": max(0, (epoch_now() - asked.started_at) * 1000),
+            }
+        )
 
     @staticmethod
     def _failed(base: dict[str, Any], step: SkillStep, message: str, *, transient: bool) -> StepRecord:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dbos import DBOS, SetWorkflowID
+from dbos._error import DBOSException  # not re-exported by dbos; the base of its own errors
 from pydantic import TypeAdapter
 
 from vigil.ai.investigator import Investigator
@@ -18,14 +20,17 @@ from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, EvidenceStatu
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.integrations.catalog import all_skills
-from vigil.investigations import service
+from vigil.investigations import checkpoints, service
+from vigil.investigations.checkpoints import CHECKPOINT_TOPIC
 from vigil.investigations.entities import Entities
-from vigil.investigations.schemas import InvestigationPlan, StepRecord
-from vigil.investigations.steps import INTERNAL_SKILLS, StepRunner
+from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, Progress, StepRecord
+from vigil.investigations.steps import INTERNAL_SKILLS, StepRunner, as_checkpoint
 from vigil.playbooks.schemas import AnalyzeStep, PlaybookDefinition
 
 logger = logging.getLogger("vigil.engine")
 QUEUE_NAME = "investigations"
+CHECKPOINT_SLICES = 30  # a checkpoint's wait is cut into this many slices (each re-reads the row)
+CHECKPOINT_MIN_SLICE_SECONDS = 10.0
 VIGIL_INTEGRATION = "vigil"
 
 
@@ -65,39 +70,98 @@ class InvestigationFailed(Exception):
 
 @DBOS.workflow(name="vigil.investigate")
 def investigate(alert_uuid_text: str, attempt: int) -> str | None:
-    alert_uuid = uuid.UUID(alert_uuid_text)
-    try:
+    def body() -> str | None:
         if not _start(alert_uuid_text, attempt):
             logger.info("attempt %s of %s is stale; nothing to do", attempt, alert_uuid_text)
             return None
-        plan = InvestigationPlan.model_validate_json(_prepare(alert_uuid_text, attempt))
-        records: list[StepRecord] = []
-        analysis: Analysis | None = None
-        for position, step in enumerate(plan.definition.steps):
-            if isinstance(step, AnalyzeStep):
-                analysis = Analysis.model_validate_json(_analyze(plan.model_dump_json(), _dump(records), position))
-                continue
-            record = StepRecord.model_validate_json(_run_step(plan.model_dump_json(), position))
-            records.append(record)
-            if record.status is EvidenceStatus.ERROR and record.fatal:
-                raise InvestigationFailed(f"Step {step.name!r} failed: {record.error}", record.transient)
-        if analysis is None:
-            analysis = Analysis.model_validate_json(
-                _analyze(plan.model_dump_json(), _dump(records), len(plan.definition.steps))
-            )
-        return _complete(plan.model_dump_json(), analysis.model_dump_json())
+        return _run_from(_prepare(alert_uuid_text, attempt), 0, Progress())
+
+    return _guarded(alert_uuid_text, attempt, body)
+
+
+@DBOS.workflow(name="vigil.await_checkpoint")
+def await_checkpoint(plan_json: str, position: int, progress_json: str, ask_json: str) -> str | None:
+    """The rest of an investigation after a chat question: wait for the answer (or the timeout), then go on.
+
+    A separate workflow (not on the queue) so a person's think time never holds one of the queue's slots.
+    It waits in slices and re-reads the checkpoint between them, so even a lost wake-up only costs a slice.
+    """
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    ask = CheckpointAsk.model_validate_json(ask_json)
+    assert ask.checkpoint_uuid is not None
+
+    def body() -> str | None:
+        checkpoint = str(ask.checkpoint_uuid)
+        remaining = float(ask.timeout_seconds)
+        waiting = _checkpoint_waiting(checkpoint)
+        while waiting and remaining > 0:
+            wait = min(remaining, max(CHECKPOINT_MIN_SLICE_SECONDS, ask.timeout_seconds / CHECKPOINT_SLICES))
+            woken = DBOS.recv(topic=CHECKPOINT_TOPIC, timeout_seconds=wait) is not None
+            remaining -= wait
+            waiting = not woken and _checkpoint_waiting(checkpoint)
+            if not woken and not waiting:
+                logger.warning("checkpoint %s was answered but its wake-up did not arrive", checkpoint)
+        record = StepRecord.model_validate_json(
+            _conclude_checkpoint(plan_json, ask.record.model_dump_json(), checkpoint)
+        )
+        progress = Progress.model_validate_json(progress_json)
+        progress.records.append(record)
+        return _run_from(plan_json, position + 1, progress)
+
+    return _guarded(str(plan.alert_uuid), plan.attempt, body)
+
+
+def _guarded(alert_uuid_text: str, attempt: int, body: Callable[[], str | None]) -> str | None:
+    """Every way an attempt can end badly ends it visibly as Failed (and maybe re-run), never stranded."""
+    alert_uuid = uuid.UUID(alert_uuid_text)
+    try:
+        return body()
     except InvestigationFailed as failure:
         _fail_and_maybe_retry(alert_uuid, attempt, failure.reason, failure.transient)
         return None
     except service.AlertGone:
         logger.warning("alert %s disappeared during its investigation", alert_uuid_text)
         return None
+    except DBOSException:
+        # The engine is shutting down under this workflow (e.g. while it waits at a checkpoint): it is
+        # not failed, DBOS resumes it on the next start or on another worker.
+        raise
     except Exception as error:
         # Anything unforeseen (e.g. the database failing inside a step) must end the attempt
         # visibly as Failed, never leave the alert InProgress behind a dead workflow.
         logger.exception("investigation of %s attempt %s crashed", alert_uuid_text, attempt)
         _fail_and_maybe_retry(alert_uuid, attempt, f"Internal error: {type(error).__name__}: {error}", True)
         return None
+
+
+def _run_from(plan_json: str, start: int, progress: Progress) -> str | None:
+    """Run the playbook from step `start`; at a chat checkpoint hand the rest to `await_checkpoint`."""
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    steps = plan.definition.steps
+    for position in range(start, len(steps)):
+        step = steps[position]
+        if isinstance(step, AnalyzeStep):
+            progress.analysis = Analysis.model_validate_json(_analyze(plan_json, _dump(progress.records), position))
+            continue
+        checkpoint = as_checkpoint(step)
+        if checkpoint is not None:
+            ask = CheckpointAsk.model_validate_json(_ask_checkpoint(plan_json, position))
+            if ask.waiting and ask.waiting_workflow_id is not None:
+                with SetWorkflowID(ask.waiting_workflow_id):
+                    DBOS.start_workflow(
+                        await_checkpoint, plan_json, position, progress.model_dump_json(), ask.model_dump_json()
+                    )
+                return None
+            progress.records.append(ask.record)
+            continue
+        record = StepRecord.model_validate_json(_run_step(plan_json, position))
+        progress.records.append(record)
+        if record.status is EvidenceStatus.ERROR and record.fatal:
+            raise InvestigationFailed(f"Step {step.name!r} failed: {record.error}", record.transient)
+    analysis = progress.analysis or Analysis.model_validate_json(
+        _analyze(plan_json, _dump(progress.records), len(steps))
+    )
+    return _complete(plan_json, analysis.model_dump_json())
 
 
 _RECORDS = TypeAdapter(list[StepRecord])
@@ -140,6 +204,36 @@ def _run_step(plan_json: str, position: int) -> str:
     rt = runtime()
     plan = InvestigationPlan.model_validate_json(plan_json)
     record = rt.steps.run(plan, position, plan.definition.steps[position])
+    with rt.db.write() as session:
+        service.record_step(session, plan.alert_uuid, plan.attempt, record)
+    return record.model_dump_json()
+
+
+@DBOS.step(name="vigil.ask_checkpoint")
+def _ask_checkpoint(plan_json: str, position: int) -> str:
+    rt = runtime()
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    checkpoint = as_checkpoint(plan.definition.steps[position])
+    assert checkpoint is not None
+    ask = rt.steps.ask_checkpoint(plan, position, checkpoint)
+    with rt.db.write() as session:
+        service.record_step(session, plan.alert_uuid, plan.attempt, ask.record)
+    return ask.model_dump_json()
+
+
+@DBOS.step(name="vigil.checkpoint_waiting")
+def _checkpoint_waiting(checkpoint_uuid_text: str) -> bool:
+    with runtime().db.read() as session:
+        return checkpoints.is_waiting(session, uuid.UUID(checkpoint_uuid_text))
+
+
+@DBOS.step(name="vigil.conclude_checkpoint")
+def _conclude_checkpoint(plan_json: str, asked_json: str, checkpoint_uuid_text: str) -> str:
+    rt = runtime()
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    record = rt.steps.conclude_checkpoint(
+        plan, StepRecord.model_validate_json(asked_json), uuid.UUID(checkpoint_uuid_text)
+    )
     with rt.db.write() as session:
         service.record_step(session, plan.alert_uuid, plan.attempt, record)
     return record.model_dump_json()

@@ -93,8 +93,10 @@ class EventOutcome:
     duplicate: bool = False
 
 
-EventHandler = Callable[[Session, InboundEvent], None]
-InteractionHandler = Callable[[Session, InboundInteraction], None]
+AfterCommit = Callable[[], None]
+"""Work a handler wants done once its changes are committed (e.g. waking a workflow); failures are logged."""
+EventHandler = Callable[[Session, InboundEvent], AfterCommit | None]
+InteractionHandler = Callable[[Session, InboundInteraction], AfterCommit | None]
 
 _event_handlers: dict[str, list[EventHandler]] = {}
 _interaction_handlers: dict[str, list[InteractionHandler]] = {}
@@ -104,15 +106,20 @@ def register_event_handler(event_type: str, handler: EventHandler) -> EventHandl
     """Call ``handler(session, event)`` for each new event of this subscription name (e.g. ``message.im``).
 
     It runs inside the transaction that records the event: if it raises, nothing is recorded and Slack's
-    retry delivers it again. Messages written by a bot (``bot_id``) are recorded but not dispatched.
+    retry delivers it again. What it returns runs after the commit. Messages written by a bot (``bot_id``)
+    are recorded but not dispatched. Registering the same handler twice is a no-op.
     """
-    _event_handlers.setdefault(event_type, []).append(handler)
+    handlers = _event_handlers.setdefault(event_type, [])
+    if handler not in handlers:
+        handlers.append(handler)
     return handler
 
 
 def register_interaction_handler(interaction_type: str, handler: InteractionHandler) -> InteractionHandler:
     """Call ``handler(session, interaction)`` for each new interaction of this type (e.g. ``block_actions``)."""
-    _interaction_handlers.setdefault(interaction_type, []).append(handler)
+    handlers = _interaction_handlers.setdefault(interaction_type, [])
+    if handler not in handlers:
+        handlers.append(handler)
     return handler
 
 
@@ -155,6 +162,16 @@ def verify(
 def _reject(reason: str, connection_uuid: uuid.UUID | None) -> ChatRequestUnverified:
     logger.warning("chat request rejected reason=%s connection=%s", reason, connection_uuid or "-")
     return ChatRequestUnverified(reason)
+
+
+def _run_after_commit(actions: list[AfterCommit | None]) -> None:
+    for action in actions:
+        if action is None:
+            continue
+        try:
+            action()
+        except Exception:
+            logger.exception("follow-up of a chat delivery failed (its effect is recorded and will be picked up)")
 
 
 # --- E4 events ------------------------------------------------------------------------------------------------
@@ -228,9 +245,10 @@ def handle_event(
             },
         )
         # Bot messages (our own), edits and deletions (subtypes) are not a person answering.
+        after_commit: list[AfterCommit | None] = []
         if recorded and not event.get("bot_id") and not event.get("subtype"):
-            for handler in _event_handlers.get(inbound.event_type, []):
-                handler(session, inbound)
+            after_commit = [handler(session, inbound) for handler in _event_handlers.get(inbound.event_type, [])]
+    _run_after_commit(after_commit)
     logger.info(
         "chat event %s event_id=%s type=%s connection=%s retry=%s reason=%s",
         "recorded" if recorded else "duplicate",
@@ -322,9 +340,10 @@ def handle_interaction(
                 "payload": json.dumps(payload, sort_keys=True),
             },
         )
+        after_commit: list[AfterCommit | None] = []
         if recorded:
-            for handler in _interaction_handlers.get(kind, []):
-                handler(session, inbound)
+            after_commit = [handler(session, inbound) for handler in _interaction_handlers.get(kind, [])]
+    _run_after_commit(after_commit)
     logger.info(
         "chat interaction %s type=%s action=%s connection=%s",
         "recorded" if recorded else "duplicate",
