@@ -23,6 +23,11 @@ ENTRA_SIGNIN = alert("entra", "Unfamiliar sign-in properties", samples.ENTRA_SIG
 GUARDDUTY = alert("aws", "Backdoor:EC2/C&CActivity.B!DNS", samples.GUARDDUTY_FINDING)
 OKTA_MFA_RESET = alert("okta", "user.mfa.factor.deactivate", samples.OKTA_MFA_RESET)
 PHISHING = alert("microsoft_defender", "User reported phishing", samples.PHISHING_REPORT)
+OAUTH_CONSENT = alert(
+    "entra",
+    "OAuth app consent granted",
+    '{"user": "dana@acme.example", "app": "Mail Sync Pro", "scopes": ["Mail.Read", "offline_access"]}',
+)
 GENERIC = alert("custom", "Nightly job report", "Backup finished on 2026-11-20 without errors.")
 
 #: Every read-only skill of the catalog, as a fully connected organization would have them.

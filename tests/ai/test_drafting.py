@@ -146,7 +146,11 @@ def test_identity_lookup_falls_back_to_list_accounts_when_it_is_the_only_push_sk
     assert [step.skill for step in steps] == ["Look up related alerts", "List Accounts"]
 
 
-@pytest.mark.parametrize("alert", [alerts.OKTA_SIGNIN, alerts.OKTA_MFA_RESET], ids=["signin", "account_change"])
+@pytest.mark.parametrize(
+    "alert",
+    [alerts.OKTA_SIGNIN, alerts.OKTA_MFA_RESET, alerts.OAUTH_CONSENT, alerts.CLOUDFLARE],
+    ids=["signin", "mfa_change", "oauth_consent", "edge_change_by_named_user"],
+)
 def test_checkpoint_asks_the_user_only_when_chat_is_available(alert: AlertFacts) -> None:
     with_chat = [step for step in _draft(alert, chat_available=True).steps if isinstance(step, CheckpointStep)]
     without_chat = [step for step in _draft(alert, chat_available=False).steps if isinstance(step, CheckpointStep)]

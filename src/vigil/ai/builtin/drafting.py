@@ -36,8 +36,9 @@ CATEGORY_PLANS: dict[Category, tuple[tuple[LookupPlan, ...], ...]] = {
     Category.PHISHING: ((DOMAIN_ON_ENDPOINTS,), (HASH_PREVALENCE,), (IDENTITY_ACCOUNT,)),
     Category.GENERIC: ((MACHINE_DETAILS,), (HASH_PREVALENCE,), (IP_ON_ENDPOINTS,), (IDENTITY_ACCOUNT,)),
 }
-#: Categories where the person in the alert can tell us whether it was them.
-CHECKPOINT_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.ACCOUNT_CHANGE})
+#: Categories where the person named in the alert can tell us whether it was them: their sign-ins, their MFA,
+#: OAuth or account changes, and token or rule changes at the edge made under their name.
+CHECKPOINT_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.ACCOUNT_CHANGE, Category.EDGE_WAF_CHANGE})
 ANALYZE_STEP_NAME = "AI analysis"
 CHECKPOINT_QUESTION = (
     "Vigil is checking the alert '{{ alert.alert_type }}' ({{ alert.alert_id }}) that involves your account"
