@@ -163,6 +163,11 @@ def running(settings: Settings, fake: SlackFake) -> Iterator[Checkpointed]:
             )
             assert response.status_code == 201, response.text
             connections = [response.json()]
+            # Authenticate completes the setup; only then are checkpoints drafted for the organization.
+            tested = harness.client.post(
+                f"/serviceapi/connections/{connections[0]['connection_uuid']}/test", headers=auth
+            )
+            assert tested.status_code == 200 and tested.json()["ok"] is True, tested.text
         yield Checkpointed(harness, key, fake, SlackSender(harness.client), connections[0]["webhook_token"])
 
 
@@ -260,6 +265,31 @@ def test_unanswered_checkpoint_times_out_and_the_playbook_continues(chat_engine:
     chat_engine.press("denied", channel, ts)
     with chat_engine.harness.db.read() as session:
         assert session.scalar(select(ChatCheckpoint.answer)) == "timeout"
+
+
+def test_no_checkpoint_is_drafted_before_the_slack_connection_is_authenticated(
+    db_url: str, tmp_path: Path, slack_fake: SlackFake
+) -> None:
+    with Harness(engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url), engine=True) as harness:
+        harness.add_org("ACME")
+        key = harness.add_key("ACME").api_key
+        created = harness.client.post(
+            "/serviceapi/connections",
+            json={
+                "organization_code": "ACME",
+                "integration_id": "slack",
+                "name": "s",
+                "fields": slack_values(slack_fake),
+            },
+            headers={"Authorization": f"Bearer {key}"},
+        )
+        assert created.status_code == 201
+        body = harness.alert_body(provider="okta", alert_type=SIGN_IN_TYPE, alert_content=sign_in_content())
+        harness.post_alert(key, body)
+        harness.wait_for(key, lambda alerts: alerts and alerts[0]["investigation_status"] == 15)
+        with harness.db.read() as session:
+            kinds = list(session.scalars(select(InvestigationStep.kind)))
+        assert "checkpoint" not in kinds and not slack_fake.messages
 
 
 def test_user_unknown_to_slack_is_a_failed_step_not_a_stuck_alert(chat_engine: Checkpointed) -> None:

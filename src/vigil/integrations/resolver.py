@@ -33,6 +33,21 @@ class ConnectionsResolver:
         )
         return {row[0] for row in rows}
 
+    def authenticated_integrations(self, session: Session, organization_uuid: uuid.UUID) -> set[str]:
+        """Integrations with an unexpired connection whose last Authenticate/Test succeeded.
+
+        Chat checkpoints are drafted only then: the Slack app must be set up for people's answers to arrive.
+        """
+        now = epoch_now()
+        rows = session.execute(
+            select(Connection.integration_id).where(
+                Connection.organization_uuid == organization_uuid,
+                Connection.last_test_ok.is_(True),
+                (Connection.expires_at.is_(None)) | (Connection.expires_at > now),
+            )
+        )
+        return {row[0] for row in rows}
+
     def skill_context(
         self, session: Session, organization_uuid: uuid.UUID, integration_id: str, connection_name: str | None
     ) -> SkillContext | None:

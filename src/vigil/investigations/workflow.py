@@ -24,7 +24,7 @@ from vigil.investigations import checkpoints, service
 from vigil.investigations.checkpoints import CHECKPOINT_TOPIC
 from vigil.investigations.entities import Entities
 from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, Progress, StepRecord
-from vigil.investigations.steps import INTERNAL_SKILLS, StepRunner, as_checkpoint
+from vigil.investigations.steps import INTERNAL_SKILLS, SLACK_INTEGRATION_ID, StepRunner, as_checkpoint
 from vigil.playbooks.schemas import AnalyzeStep, PlaybookDefinition
 
 logger = logging.getLogger("vigil.engine")
@@ -185,12 +185,15 @@ def _prepare(alert_uuid_text: str, attempt: int) -> str:
         with rt.db.read() as session:
             organization_uuid = service.organization_of(session, uuid.UUID(alert_uuid_text))
             connected = rt.steps.resolver.connected_integrations(session, organization_uuid)
+            chat_ready = SLACK_INTEGRATION_ID in rt.steps.resolver.authenticated_integrations(
+                session, organization_uuid
+            )
         available = [
             AvailableSkill(skill_id=s.id, integration_id=s.integration_id, writes=s.writes)
             for s in all_skills()
             if s.integration_id in connected
         ] + [AvailableSkill(skill_id=name, integration_id=VIGIL_INTEGRATION) for name in INTERNAL_SKILLS]
-        return rt.investigator.draft_playbook(facts, entities, available, chat_available="slack" in connected)
+        return rt.investigator.draft_playbook(facts, entities, available, chat_available=chat_ready)
 
     try:
         with rt.db.write() as session:
