@@ -192,6 +192,9 @@ def test_it_was_not_me_button_resumes_the_playbook_and_raises_the_case(chat_engi
     assert evidence["answered_by"] == ASKED and ASKED_ID in evidence["answered_by_slack"]
     assert isinstance(evidence["answered_at"], int) and evidence["message_updated"] is True
     case = chat_engine.case(done["case_id"])
+    in_case = next(item for item in case["evidence"] if item["kind"] == "checkpoint")
+    assert in_case["status"] == "ok" and in_case["output"]["answer"] == "denied"
+    assert in_case["output"]["answered_by"] == ASKED
     assert case["verdict"] in ("malicious", "suspicious") and case["severity"] in ("medium", "high", "critical")
     assert any("answered that the activity was not them" in finding for finding in case["findings"])
     updated = chat_engine.fake.messages[(channel, ts)]
