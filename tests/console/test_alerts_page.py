@@ -128,6 +128,12 @@ def shown_ids(page: Page) -> list[str]:
     )
 
 
+def navigate(page: Page, target: Locator) -> None:
+    """Click a link or submit button and wait for the page it opens (rows are read right after)."""
+    with page.expect_navigation():
+        target.click()
+
+
 def local_time(page: Page, epoch: int) -> str:
     """The text the console's script shows for an epoch, computed by the same browser."""
     text: str = page.evaluate(
@@ -234,12 +240,12 @@ def test_filters_and_search_narrow_the_rows(quiet_page: Page, quiet_stack: Conso
 
     filters = page.get_by_role("search", name="Filter alerts")
     filters.get_by_label("Organization").select_option("BETA")
-    filters.get_by_role("button", name="Apply").click()
+    navigate(page, filters.get_by_role("button", name="Apply"))
     expect(page).to_have_url(re.compile(r"/alerts\?org=BETA$"))
     assert shown_ids(page) == [ids[3], ids[2]]
 
     filters.get_by_label("Provider").select_option("okta")
-    filters.get_by_role("button", name="Apply").click()
+    navigate(page, filters.get_by_role("button", name="Apply"))
     assert shown_ids(page) == [ids[2]]
 
     page.goto("/alerts?provider=cloudflare")
@@ -255,15 +261,15 @@ def test_filters_and_search_narrow_the_rows(quiet_page: Page, quiet_stack: Conso
 
     page.goto("/alerts")
     filters.get_by_label("Search content").fill("needle-42")
-    filters.get_by_role("button", name="Apply").click()
+    navigate(page, filters.get_by_role("button", name="Apply"))
     expect(page).to_have_url(re.compile(r"q=needle-42"))
     assert shown_ids(page) == [ids[0]]
-    page.get_by_role("link", name="Clear").click()
+    navigate(page, page.get_by_role("link", name="Clear"))
     assert shown_ids(page) == newest_first
 
     # Time range: presets, and a custom range typed in the browser's zone (New York here), not UTC.
     filters.get_by_label("Time range").select_option("1h")
-    filters.get_by_role("button", name="Apply").click()
+    navigate(page, filters.get_by_role("button", name="Apply"))
     expect(page).to_have_url(re.compile(r"/alerts\?range=1h$"))
     assert shown_ids(page) == newest_first
     created = datetime.fromtimestamp(alerts[0]["created_at"], tz=ZoneInfo("America/New_York")).replace(tzinfo=None)
@@ -272,13 +278,13 @@ def test_filters_and_search_narrow_the_rows(quiet_page: Page, quiet_stack: Conso
         filters.get_by_label("Time range").select_option("custom")
         filters.get_by_label("From", exact=True).fill(start.strftime("%Y-%m-%dT%H:%M:%S"))
         filters.get_by_label("To", exact=True).fill(end.strftime("%Y-%m-%dT%H:%M:%S"))
-        filters.get_by_role("button", name="Apply").click()
+        navigate(page, filters.get_by_role("button", name="Apply"))
         expect(page).to_have_url(re.compile(r"range=custom.*tz=America%2FNew_York"))
         return shown_ids(page)
 
     assert custom_range(created - timedelta(minutes=5), created + timedelta(minutes=5)) == newest_first
-    # The same wall-clock window read as UTC would be 4-5 hours off and match nothing; read as UTC it would
-    # match this one instead, which in New York is hours away from the alerts.
+    # The alerts' UTC wall-clock time, typed in New York, is 4-5 hours away from them: a server that read
+    # the browser's datetime-local values as UTC would wrongly match here (and miss the window above).
     as_utc = datetime.fromtimestamp(alerts[0]["created_at"], tz=UTC).replace(tzinfo=None)
     assert custom_range(as_utc - timedelta(minutes=5), as_utc + timedelta(minutes=5)) == []
     expect(page.locator(".custom-zone")).to_contain_text("America/New_York")
@@ -301,18 +307,18 @@ def test_older_and_newer_pages_keep_the_filters(quiet_page: Page, quiet_stack: C
     assert shown_ids(page) == expected[:25]
     expect(page.get_by_role("link", name="← Newer")).to_have_count(0)
 
-    page.get_by_role("link", name="Older →").click()
+    navigate(page, page.get_by_role("link", name="Older →"))
     expect(page).to_have_url(re.compile(r"org=ACME.*limit=25.*cursor="))
     assert shown_ids(page) == expected[25:50]
-    page.get_by_role("link", name="Older →").click()
+    navigate(page, page.get_by_role("link", name="Older →"))
     assert shown_ids(page) == expected[50:]
     expect(page.get_by_role("link", name="Older →")).to_have_count(0)
     deep_url = page.url
 
-    page.get_by_role("link", name="← Newer").click()
+    navigate(page, page.get_by_role("link", name="← Newer"))
     expect(page).to_have_url(re.compile(r"org=ACME.*newer="))
     assert shown_ids(page) == expected[25:50]
-    page.get_by_role("link", name="← Newer").click()
+    navigate(page, page.get_by_role("link", name="← Newer"))
     assert shown_ids(page) == expected[:25]
     expect(page.get_by_role("link", name="← Newer")).to_have_count(0)
 

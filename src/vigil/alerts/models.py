@@ -35,6 +35,8 @@ class Alert(Base):
 
     __table_args__ = (
         Index("ix_alerts_org_id", "organization_code", "id"),
+        # Lists are scoped by organization_uuid (tenancy and the organization filter), newest first.
+        Index("ix_alerts_org_uuid_id", "organization_uuid", "id"),
         Index("ix_alerts_status_id", "investigation_status", "id"),
         Index("ix_alerts_provider_id", "alert_provider", "id"),
         Index("ix_alerts_type_id", "alert_type", "id"),
