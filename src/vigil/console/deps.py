@@ -49,10 +49,21 @@ def signed_in_identity(request: Request) -> ConsoleIdentity | None:
     return identity
 
 
+class PasswordChangeRequired(Forbidden):
+    """Signed in with a password an admin set: the console answers with the choose-password page."""
+
+    code = "password_change_required"
+
+
+FIRST_SIGN_IN_PATH = "/account/choose-password"
+
+
 def current_identity(request: Request) -> ConsoleIdentity:
     identity = signed_in_identity(request)
     if identity is None:
         raise SignInRequired("Sign in to use the console.")
+    if identity.must_change_password and request.url.path != FIRST_SIGN_IN_PATH:
+        raise PasswordChangeRequired("Choose your own password before you continue.")
     return identity
 
 

@@ -8,7 +8,7 @@ from urllib.parse import quote
 from fastapi import Request, Response
 from fastapi.responses import RedirectResponse
 
-from vigil.console.deps import SignInRequired, signed_in_identity
+from vigil.console.deps import FIRST_SIGN_IN_PATH, PasswordChangeRequired, SignInRequired, signed_in_identity
 from vigil.console.rendering import render
 from vigil.errors import VigilError
 
@@ -27,8 +27,9 @@ def console_error_response(request: Request, status_code: int, code: str, messag
     """The console's answer to an error, or None for API paths (which keep the JSON error shape)."""
     if not is_console_request(request):
         return None
-    if code == SignInRequired.code:
-        target = "/login?next=" + quote(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
+    if code in (SignInRequired.code, PasswordChangeRequired.code):
+        here = quote(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
+        target = ("/login" if code == SignInRequired.code else FIRST_SIGN_IN_PATH) + "?next=" + here
         if is_htmx(request):
             return Response(status_code=204, headers={"HX-Redirect": target})
         return RedirectResponse(target, status_code=303)

@@ -8,7 +8,7 @@ from urllib.parse import urlencode, urlsplit
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from vigil.console.deps import IdentityDep, SignerDep
+from vigil.console.deps import IdentityDep, SignerDep, signed_in_identity
 from vigil.console.rendering import render
 from vigil.console.security import (
     SESSION_COOKIE,
@@ -59,7 +59,14 @@ def _login_page(
 
 @router.get("/login")
 def login_form(request: Request) -> Response:
-    return _login_page(request)
+    """Signed in already: go on. A cookie whose session ended is dropped, so the form's CSRF token (bound to
+    the pre-login cookie) is what the sign-in POST is checked against."""
+    if signed_in_identity(request) is not None:
+        return RedirectResponse(_safe_next(request.query_params.get("next")), status_code=303)
+    page = _login_page(request)
+    if SESSION_COOKIE in request.cookies:
+        clear_session_cookie(page)
+    return page
 
 
 @router.post("/login")
