@@ -13,12 +13,13 @@ from vigil.errors import Forbidden
 
 @dataclass(frozen=True)
 class Principal:
-    """An authenticated API key (later also a console user) and the organizations it may touch."""
+    """An authenticated API key or console user and the organizations it may touch."""
 
     actor_uuid: uuid.UUID
     name: str
     all_organizations: bool
     organization_uuids: frozenset[uuid.UUID]
+    described_as: str = "This API key"  # how refusals name the caller ("Your account" in the console)
 
     @property
     def organization_scope(self) -> frozenset[uuid.UUID] | None:
@@ -30,12 +31,15 @@ class Principal:
 
     def require_access(self, organization_uuid: uuid.UUID, organization_code: str) -> None:
         if not self.can_access(organization_uuid):
-            raise organization_forbidden(organization_code)
+            raise self.forbidden(organization_code)
+
+    def forbidden(self, organization_code: str) -> Forbidden:
+        return organization_forbidden(organization_code, self.described_as)
 
 
-def organization_forbidden(organization_code: str) -> Forbidden:
+def organization_forbidden(organization_code: str, caller: str = "This API key") -> Forbidden:
     return Forbidden(
-        f"This API key is not allowed to use organization {organization_code}.",
+        f"{caller} is not allowed to use organization {organization_code}.",
         code="organization_forbidden",
         details=[{"field": "organization_code", "value": organization_code}],
     )

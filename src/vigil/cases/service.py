@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import Analysis
 from vigil.alerts.models import Alert
-from vigil.auth.schemas import Principal, organization_forbidden
+from vigil.auth.schemas import Principal
 from vigil.cases.constants import CaseDisposition, CaseStatus
 from vigil.cases.models import Case, CaseComment, CaseCounter, CaseEvent
 from vigil.cases.schemas import COMMENT_MAX_CHARS, CaseUpdate
@@ -158,7 +158,7 @@ def get_case(session: Session, principal: Principal, case_ref: str) -> Case:
     if case is None:
         raise NotFound(f"No case {case_ref}.", code="case_not_found")
     if not principal.can_access(case.organization_uuid):
-        raise organization_forbidden(case.organization_code)
+        raise principal.forbidden(case.organization_code)
     return case
 
 

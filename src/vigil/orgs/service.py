@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert, AlertCounter
-from vigil.auth.schemas import Principal, organization_forbidden
+from vigil.auth.schemas import Principal
 from vigil.cases.models import CaseCounter
 from vigil.db.base import epoch_now
 from vigil.errors import Conflict, NotFound, ValidationFailed
@@ -72,7 +72,7 @@ def authorize_organization(principal: Principal, code: str, organization: Organi
     """
     if organization is None:
         if not principal.all_organizations:
-            raise organization_forbidden(code)
+            raise principal.forbidden(code)
         raise ValidationFailed(
             f"Unknown organization_code {code!r}; list valid values with GET /serviceapi/organizations.",
             code="unknown_organization_code",

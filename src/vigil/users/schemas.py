@@ -43,6 +43,7 @@ class ConsoleIdentity:
             name=self.email,
             all_organizations=self.is_admin,
             organization_uuids=self.organization_uuids,
+            described_as="Your account",
         )
 
 
