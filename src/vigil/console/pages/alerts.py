@@ -31,8 +31,8 @@ router = APIRouter()
 PAGE_SIZES = (25, 50, 100, 200)
 TIME_PRESETS = {"1h": ("Last hour", 3600), "24h": ("Last 24 hours", 86_400), "7d": ("Last 7 days", 7 * 86_400)}
 TIME_PRESETS["30d"] = ("Last 30 days", 30 * 86_400)
-#: A live-update poll may name at most this many rows (the largest page).
-MAX_LIVE_ROWS = max(PAGE_SIZES)
+#: At most this many pending rows are kept live (newest first), which keeps the poll's URL a few KiB.
+MAX_LIVE_ROWS = 100
 ENTITY_LABELS = {
     EntityKind.IPS: "IP addresses",
     EntityKind.DOMAINS: "Domains",
@@ -148,7 +148,7 @@ def row_version(alert: Alert) -> str:
 def _rows_context(
     identity: ConsoleIdentity, alerts: list[Alert], links: dict[uuid.UUID, uuid.UUID]
 ) -> dict[str, object]:
-    pending = [a for a in alerts if service.is_investigation_pending(a)]
+    pending = [a for a in alerts if service.is_investigation_pending(a)][:MAX_LIVE_ROWS]
     return {
         "alerts": alerts,
         "links": links,
