@@ -131,9 +131,7 @@ def set_alert_type(
     alert_ref: str, payload: AlertTypeUpdate, db: DbDep, principal: PrincipalDep, engine: EngineDep
 ) -> AlertOut:
     with db.write() as session:
-        alert = service.set_alert_type(
-            session, principal, alert_ref, payload.alert_type, actor=f"api_key:{principal.name}"
-        )
+        alert = service.set_alert_type(session, principal, alert_ref, payload.alert_type, actor=principal.actor)
         out = AlertOut.model_validate(alert)
     if engine is not None:
         engine.enqueue(out.alert_uuid, out.investigation_retry_count)

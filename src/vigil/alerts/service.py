@@ -412,7 +412,7 @@ def _insert_alert(session: Session, principal: Principal, payload: AlertCreate, 
         AlertEvent(
             alert_uuid=alert.alert_uuid,
             at=now,
-            actor=f"api_key:{principal.name}",
+            actor=principal.actor,
             kind="created",
             from_status=None,
             to_status=InvestigationStatus.CREATED,

@@ -20,6 +20,11 @@ class Principal:
     all_organizations: bool
     organization_uuids: frozenset[uuid.UUID]
     described_as: str = "This API key"  # how refusals name the caller ("Your account" in the console)
+    kind: str = "api_key"  # "user" for console users; timelines record `<kind>:<name>`
+
+    @property
+    def actor(self) -> str:
+        return f"{self.kind}:{self.name}"
 
     @property
     def organization_scope(self) -> frozenset[uuid.UUID] | None:

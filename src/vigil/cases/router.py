@@ -32,10 +32,6 @@ CHANGE_RESPONSES: dict[int | str, dict[str, str]] = {
 }
 
 
-def _actor(name: str) -> str:
-    return f"api_key:{name}"
-
-
 def _detail(session: Session, case: Case) -> CaseDetail:
     return CaseDetail(
         **CaseOut.model_validate(case).model_dump(),
@@ -92,7 +88,7 @@ def get_case(case_ref: str, db: DbDep, principal: PrincipalDep) -> CaseDetail:
 )
 def update_case(case_ref: str, changes: CaseUpdate, db: DbDep, principal: PrincipalDep) -> CaseDetail:
     with db.write() as session:
-        case = service.update_case(session, principal, case_ref, changes, actor=_actor(principal.name))
+        case = service.update_case(session, principal, case_ref, changes, actor=principal.actor)
         return _detail(session, case)
 
 
@@ -119,7 +115,7 @@ def add_comment(
             session,
             principal,
             case_ref,
-            author=_actor(principal.name),
+            author=principal.actor,
             body=comment.body,
             submission_id=idempotency_key,
         )

@@ -264,7 +264,7 @@ def _alert_pk(session: Session, alert_uuid: uuid.UUID) -> int | None:
 def request_retry(session: Session, principal: Principal, alert_ref: str) -> tuple[Alert, int]:
     """An analyst's or API client's re-run of a Failed investigation (retry count + 1)."""
     alert = get_alert(session, principal, alert_ref)
-    attempt = resubmit(session, alert.alert_uuid, actor=f"api_key:{principal.name}", reason="Re-run requested")
+    attempt = resubmit(session, alert.alert_uuid, actor=principal.actor, reason="Re-run requested")
     if attempt is None:
         raise Conflict(
             f"Alert {alert.alert_id} is {InvestigationStatus(alert.investigation_status).label}; "

@@ -75,7 +75,7 @@ def edit_playbook(playbook_uuid: uuid.UUID, edit: PlaybookEdit, db: DbDep, princ
             playbook_uuid,
             edit.definition,
             known_skills=known,
-            actor=f"api_key:{principal.name}",
+            actor=principal.actor,
             note=edit.note,
         )
         return PlaybookDetail(

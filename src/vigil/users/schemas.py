@@ -44,6 +44,7 @@ class ConsoleIdentity:
             all_organizations=self.is_admin,
             organization_uuids=self.organization_uuids,
             described_as="Your account",
+            kind="user",
         )
 
 

@@ -322,7 +322,7 @@ def set_alert_type(
     try:
         with db.write() as session:
             alert = service.set_alert_type(
-                session, identity.principal, alert_ref, alert_type, actor=f"user:{identity.email}"
+                session, identity.principal, alert_ref, alert_type, actor=identity.principal.actor
             )
             alert_uuid, alert_id, attempt = alert.alert_uuid, alert.alert_id, alert.investigation_retry_count
     except Forbidden as error:
