@@ -1,7 +1,7 @@
 """case changes by analysts: structured from/to on case events, idempotent comments, case list indexes
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-11-24
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0005"
+down_revision = "0006"
 branch_labels = None
 depends_on = "0002"  # the cases, case_events and case_comments tables
 

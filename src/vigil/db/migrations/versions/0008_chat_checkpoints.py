@@ -1,7 +1,7 @@
 """chat_checkpoints: questions put to people in chat while a playbook waits for the answer
 
 Revision ID: 0008
-Revises: 0005
+Revises: 0007
 Create Date: 2026-11-21
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0005"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

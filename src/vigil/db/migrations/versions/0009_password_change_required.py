@@ -1,7 +1,7 @@
 """console users whose password an admin set (invitation, reset) must choose their own at the next sign-in
 
 Revision ID: 0009
-Revises: 0005
+Revises: 0008
 Create Date: 2026-11-25
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0005"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
