@@ -36,8 +36,10 @@ __all__ = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
+    """One Chromium for the console package; stopped when it ends, because Playwright's sync API keeps an
+    event loop running in the main thread that would break `asyncio.run` in the tests after it."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield launched

@@ -30,10 +30,16 @@ EXPECTED_SKILLS = {
         "Get Edge Zone Details",
         "Create Edge Ruleset Rule",
     },
-    "slack": {"Send Chat Message"},
+    "slack": {"Send Chat Message", "Chat Checkpoint"},
     "push_security": {"List Accounts", "Find Account by Email"},
 }
-WRITE_SKILLS = {"Machine Live Response", "Isolate Machine", "Create Edge Ruleset Rule", "Send Chat Message"}
+WRITE_SKILLS = {
+    "Machine Live Response",
+    "Isolate Machine",
+    "Create Edge Ruleset Rule",
+    "Send Chat Message",
+    "Chat Checkpoint",
+}
 
 
 def _models(model: type[BaseModel], seen: set[type[BaseModel]]) -> None:
