@@ -9,13 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import EvidenceStatus
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.integrations.bridge import AsyncBridge
-from vigil.integrations.catalog import get_skill
+from vigil.integrations.catalog import all_skills, get_skill
 from vigil.integrations.errors import IntegrationError, UnknownSkillError
 from vigil.integrations.framework import SkillContext
 from vigil.integrations.runner import run_skill
@@ -87,6 +88,19 @@ InternalSkill = Callable[[Session, InvestigationPlan], dict[str, Any]]
 INTERNAL_SKILLS: dict[str, InternalSkill] = {
     RELATED_SKILL_ID: lambda session, plan: related_alerts(session, plan.alert_uuid, plan.entities),
 }
+
+
+class NoInputs(BaseModel):
+    """Vigil's own skills take their context from the alert, never from inputs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def playbook_skill_inputs() -> dict[str, type[BaseModel]]:
+    """Every skill a playbook step may name, with the model its inputs are checked against (API and console)."""
+    models: dict[str, type[BaseModel]] = dict.fromkeys(INTERNAL_SKILLS, NoInputs)
+    models.update({declared.id: declared.input_model for declared in all_skills()})
+    return models
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
-from vigil.integrations.catalog import all_skills
-from vigil.investigations.steps import INTERNAL_SKILLS
+from vigil.investigations.steps import playbook_skill_inputs
 from vigil.playbooks import service
 from vigil.playbooks.schemas import PlaybookDefinition
 from vigil.web.deps import DbDep, PrincipalDep
@@ -67,14 +66,13 @@ def get_playbook(
 
 @router.put("/{playbook_uuid}", summary="Save edited steps as a new version; the next alert of the type runs it")
 def edit_playbook(playbook_uuid: uuid.UUID, edit: PlaybookEdit, db: DbDep, principal: PrincipalDep) -> PlaybookDetail:
-    known = {s.id for s in all_skills()} | set(INTERNAL_SKILLS)
     with db.write() as session:
         principal.require_access(*service.organization_of(session, playbook_uuid))
         ref = service.save_new_version(
             session,
             playbook_uuid,
             edit.definition,
-            known_skills=known,
+            skill_inputs=playbook_skill_inputs(),
             actor=principal.actor,
             note=edit.note,
         )

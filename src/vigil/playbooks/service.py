@@ -104,16 +104,16 @@ def save_new_version(
     playbook_uuid: uuid.UUID,
     raw_definition: object,
     *,
-    known_skills: set[str],
+    skill_inputs: Mapping[str, type[BaseModel]],
     actor: str,
     note: str = "",
-    skill_inputs: Mapping[str, type[BaseModel]] | None = None,
     expected_version: int | None = None,
 ) -> PlaybookRef:
     """Validate an edited playbook and store it as the next version; the next alert runs it.
 
     Every problem names its step (`steps.<index>.<field>`), so an editor can show it beside that step.
-    `skill_inputs` (skill id → input model) also checks input names and required inputs; `expected_version`
+    `skill_inputs` (skill id → input model) is the catalog: unknown skills, input names a skill does not take and
+    missing required inputs are refused; `expected_version`
     (the version the editor started from) turns a concurrent save or a double submit into a 409.
     """
     try:
@@ -127,7 +127,7 @@ def save_new_version(
     unknown = [
         (index, step.skill)
         for index, step in enumerate(definition.steps)
-        if isinstance(step, SkillStep) and step.skill not in known_skills
+        if isinstance(step, SkillStep) and step.skill not in skill_inputs
     ]
     if unknown:
         raise ValidationFailed(
@@ -138,7 +138,7 @@ def save_new_version(
                 for index, name in unknown
             ],
         )
-    problems = step_problems(definition, skill_inputs or {})
+    problems = step_problems(definition, skill_inputs)
     if problems:
         raise ValidationFailed(
             f"The playbook has {len(problems)} problem(s) in its step inputs.",

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
@@ -26,7 +26,7 @@ from vigil.console.rendering import render
 from vigil.errors import Conflict, Forbidden, ValidationFailed
 from vigil.integrations import service as integrations_service
 from vigil.integrations.catalog import all_integrations
-from vigil.investigations.steps import INTERNAL_SKILLS
+from vigil.investigations.steps import INTERNAL_SKILLS, playbook_skill_inputs
 from vigil.orgs import service as orgs_service
 from vigil.playbooks import service as playbooks_service
 from vigil.playbooks.models import Playbook
@@ -42,12 +42,6 @@ BUILTIN = "Vigil (built in)"
 NEW_CHECKPOINT_QUESTION = (
     "Vigil is checking the alert '{{ alert.alert_type }}' that involves your account. Was this you?"
 )
-
-
-class _NoInputs(BaseModel):
-    """Vigil's own skills take their context from the alert, never from inputs."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 @dataclass(frozen=True)
@@ -74,7 +68,7 @@ def catalog() -> Catalog:
         skill_id: SkillInfo(skill_id, None, BUILTIN, "Runs inside Vigil on its own data.", False, ())
         for skill_id in INTERNAL_SKILLS
     }
-    models: dict[str, type[BaseModel]] = dict.fromkeys(INTERNAL_SKILLS, _NoInputs)
+    models = playbook_skill_inputs()
     groups: list[tuple[str, tuple[str, ...]]] = [(BUILTIN, tuple(INTERNAL_SKILLS))]
     for integration in all_integrations():
         for declared in integration.skills:
@@ -85,7 +79,6 @@ def catalog() -> Catalog:
             skills[declared.id] = SkillInfo(
                 declared.id, integration.id, integration.name, declared.purpose, declared.writes, fields
             )
-            models[declared.id] = declared.input_model
         groups.append((integration.name, tuple(s.id for s in integration.skills)))
     return Catalog(skills=skills, groups=tuple(groups), input_models=models)
 
@@ -462,7 +455,6 @@ def edit_submit(request: Request, playbook_uuid: uuid.UUID, identity: WriterDep,
                 session,
                 playbook_uuid,
                 raw,
-                known_skills=set(rules.skills),
                 skill_inputs=rules.input_models,
                 actor=identity.email,
                 note=note,

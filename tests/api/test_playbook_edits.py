@@ -1,0 +1,57 @@
+"""PUT /serviceapi/playbooks/{uuid}: edits are checked against the same catalog as the console's editor."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+
+from tests.support.harness import Harness
+from vigil.orgs.models import Organization
+from vigil.playbooks import service as playbooks
+from vigil.playbooks.schemas import AnalyzeStep, PlaybookDefinition, SkillStep
+
+
+def _playbook(harness: Harness, org: str = "ACME") -> uuid.UUID:
+    with harness.db.write() as session:
+        organization = session.scalar(select(Organization).where(Organization.organization_code == org))
+        assert organization is not None
+        ref = playbooks.find_or_create(
+            session,
+            organization_uuid=organization.organization_uuid,
+            organization_code=org,
+            alert_provider="okta",
+            alert_type="Suspicious sign-in",
+            draft=lambda: PlaybookDefinition(steps=[AnalyzeStep(name="AI analysis")]),
+            actor="test",
+        )
+        return ref.playbook_uuid
+
+
+def _steps(*skill_steps: dict[str, Any]) -> dict[str, Any]:
+    return {"definition": {"steps": [*skill_steps, {"kind": "analyze", "name": "AI analysis"}]}, "note": "edit"}
+
+
+def test_playbook_edit_is_checked_against_the_catalog_and_saved_as_a_new_version(harness: Harness) -> None:
+    harness.add_org("ACME")
+    harness.add_org("BETA")
+    key = harness.add_key("ACME").api_key
+    other = harness.add_key("BETA").api_key
+    playbook_uuid = _playbook(harness)
+    url = f"/serviceapi/playbooks/{playbook_uuid}"
+
+    def put(body: dict[str, Any], api_key: str = key) -> Any:
+        return harness.client.put(url, json=body, headers={"Authorization": f"Bearer {api_key}"})
+
+    unknown = put(_steps({"kind": "skill", "name": "Lookup", "skill": "No Such Skill"}))
+    assert unknown.status_code == 422 and unknown.json()["error"]["code"] == "unknown_skill"
+    undeclared = put(_steps({"kind": "skill", "name": "Hosts", "skill": "List Machines", "inputs": {"bogus": "x"}}))
+    assert undeclared.status_code == 422 and undeclared.json()["error"]["code"] == "invalid_step_inputs"
+    assert undeclared.json()["error"]["details"][0]["field"] == "steps.0.inputs.bogus"
+    assert put(_steps(), other).status_code == 403
+
+    step = SkillStep(name="Hosts", skill="List Machines", inputs={"hostname": "{{ entities.hosts[0] }}"})
+    saved = put(_steps(step.model_dump(mode="json")))
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["version"] == 2 and saved.json()["definition"]["steps"][0]["skill"] == "List Machines"
