@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import secrets
@@ -26,8 +27,13 @@ SESSION_LIFETIME_SECONDS = 12 * 3600
 EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 _hasher = PasswordHasher()
+
+
 # Verified when the email is unknown, so a sign-in attempt takes as long whether or not the user exists.
-_DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
+# Made on the first sign-in attempt, not at import: hashing costs tens of milliseconds in every process and CLI call.
+@functools.cache
+def _dummy_hash() -> str:
+    return _hasher.hash(secrets.token_urlsafe(16))
 
 
 def generate_password() -> str:
@@ -217,7 +223,7 @@ def verify_password(session: Session, email: str, password: str) -> ConsoleUser:
     """The user for these credentials, or one generic 401 whatever was wrong (no account probing)."""
     user = session.scalar(select(ConsoleUser).where(ConsoleUser.email == email.strip().lower()))
     try:
-        _hasher.verify(user.password_hash if user else _DUMMY_HASH, password)
+        _hasher.verify(user.password_hash if user else _dummy_hash(), password)
     except (VerificationError, InvalidHashError):
         user = None
     if user is None or user.disabled_at is not None:
