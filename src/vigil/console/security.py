@@ -63,13 +63,14 @@ def csrf_anchor(request: Request, signer: ConsoleSigner) -> str | None:
     return token or request.cookies.get(PRELOGIN_COOKIE)
 
 
-def ensure_prelogin_cookie(request: Request, response: Response) -> str:
-    """The sign-in form needs a CSRF anchor before there is a session."""
-    value = request.cookies.get(PRELOGIN_COOKIE)
-    if not value:
-        value = secrets.token_urlsafe(24)
+def ensure_prelogin_cookie(request: Request, response: Response, value: str) -> None:
+    """The sign-in form needs a CSRF anchor before there is a session: a random cookie, set once."""
+    if request.cookies.get(PRELOGIN_COOKIE) != value:
         response.set_cookie(PRELOGIN_COOKIE, value, httponly=True, samesite="lax", secure=_secure(request), path="/")
-    return value
+
+
+def prelogin_anchor(request: Request) -> str:
+    return request.cookies.get(PRELOGIN_COOKIE) or secrets.token_urlsafe(24)
 
 
 async def require_csrf(request: Request, signer: ConsoleSigner) -> None:

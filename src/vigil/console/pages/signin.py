@@ -6,7 +6,7 @@ from typing import Annotated
 from urllib.parse import urlencode, urlsplit
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 
 from vigil.console.deps import IdentityDep, SignerDep, signed_in_identity
 from vigil.console.rendering import render
@@ -15,6 +15,7 @@ from vigil.console.security import (
     SignInThrottle,
     clear_session_cookie,
     ensure_prelogin_cookie,
+    prelogin_anchor,
     set_session_cookie,
 )
 from vigil.errors import RateLimited, Unauthenticated, ValidationFailed
@@ -37,8 +38,7 @@ def _safe_next(target: str | None) -> str:
 def _login_page(
     request: Request, *, email: str = "", error: str | None = None, next_path: str | None = None, status_code: int = 200
 ) -> Response:
-    response = HTMLResponse("")
-    anchor = ensure_prelogin_cookie(request, response)
+    anchor = prelogin_anchor(request)
     signer = request.app.state.console_signer
     page = render(
         request,
@@ -51,9 +51,7 @@ def _login_page(
         },
         status_code=status_code,
     )
-    for name, value in response.headers.items():
-        if name == "set-cookie":
-            page.headers.append(name, value)
+    ensure_prelogin_cookie(request, page, anchor)
     return page
 
 
