@@ -138,6 +138,13 @@ def _pydantic_errors(error: pydantic.ValidationError) -> dict[str, str]:
     return errors
 
 
+def _form_problems(error: VigilError | pydantic.ValidationError) -> tuple[dict[str, str], int]:
+    """Messages by form field and the status to answer with, for a connection form that did not save."""
+    if isinstance(error, VigilError):
+        return _field_errors(error), error.status_code
+    return _pydantic_errors(error), 422
+
+
 @dataclass
 class ConnectionForm:
     """What the connection form shows: entered (or stored) non-secret values, masked secrets, and errors."""
@@ -355,15 +362,10 @@ async def create_connection(request: Request, integration_id: str, identity: Wri
         if not shown.organization_code:
             raise ValidationFailed("Choose an organization.", details=[{"field": "organization_code"}])
         created = await run_in_threadpool(save)
-    except VigilError as error:
-        shown.errors = _field_errors(error)
+    except (VigilError, pydantic.ValidationError) as error:
+        shown.errors, status_code = _form_problems(error)
         return await run_in_threadpool(
-            _render_connections, request, db, identity, integration, form=shown, status_code=error.status_code
-        )
-    except pydantic.ValidationError as error:
-        shown.errors = _pydantic_errors(error)
-        return await run_in_threadpool(
-            _render_connections, request, db, identity, integration, form=shown, status_code=422
+            _render_connections, request, db, identity, integration, form=shown, status_code=status_code
         )
     return RedirectResponse(f"{_connection_path(integration, created)}?done=created", status_code=303)
 
@@ -429,15 +431,10 @@ async def update_connection(
 
     try:
         await run_in_threadpool(save)
-    except VigilError as error:
-        shown.errors = _field_errors(error)
+    except (VigilError, pydantic.ValidationError) as error:
+        shown.errors, status_code = _form_problems(error)
         return await run_in_threadpool(
-            _render_connections, request, db, identity, integration, form=shown, status_code=error.status_code
-        )
-    except pydantic.ValidationError as error:
-        shown.errors = _pydantic_errors(error)
-        return await run_in_threadpool(
-            _render_connections, request, db, identity, integration, form=shown, status_code=422
+            _render_connections, request, db, identity, integration, form=shown, status_code=status_code
         )
     return RedirectResponse(f"{_connection_path(integration, connection_uuid)}?done=saved", status_code=303)
 
