@@ -5,28 +5,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select
-
 from tests.support.harness import Harness
-from vigil.orgs.models import Organization
-from vigil.playbooks import service as playbooks
+from tests.support.playbooks import install_playbook
 from vigil.playbooks.schemas import AnalyzeStep, PlaybookDefinition, SkillStep
 
 
 def _playbook(harness: Harness, org: str = "ACME") -> uuid.UUID:
-    with harness.db.write() as session:
-        organization = session.scalar(select(Organization).where(Organization.organization_code == org))
-        assert organization is not None
-        ref = playbooks.find_or_create(
-            session,
-            organization_uuid=organization.organization_uuid,
-            organization_code=org,
-            alert_provider="okta",
-            alert_type="Suspicious sign-in",
-            draft=lambda: PlaybookDefinition(steps=[AnalyzeStep(name="AI analysis")]),
-            actor="test",
-        )
-        return ref.playbook_uuid
+    definition = PlaybookDefinition(steps=[AnalyzeStep(name="AI analysis")])
+    return install_playbook(harness.db, org, "okta", "Suspicious sign-in", definition)
 
 
 def _steps(*skill_steps: dict[str, Any]) -> dict[str, Any]:

@@ -20,8 +20,7 @@ from tests.fakes.fixtures import MDE_VALUES
 from tests.fakes.mde import MdeFake
 from tests.fakes.slack import SlackFake
 from tests.support.console import PHONE, ConsoleStack, screenshot
-from vigil.orgs.service import get_organization_by_code
-from vigil.playbooks import service as playbooks
+from tests.support.playbooks import install_playbook
 from vigil.playbooks.schemas import AnalyzeStep, OnError, PlaybookDefinition, SkillStep
 
 DEFENDER_TYPE = "Ransomware behavior detected"
@@ -185,18 +184,7 @@ def pin_defender_playbook(stack: ConsoleStack) -> None:
             AnalyzeStep(name="Verdict"),
         ]
     )
-    with stack.db.write() as session:
-        organization = get_organization_by_code(session, "ACME")
-        assert organization is not None
-        playbooks.find_or_create(
-            session,
-            organization_uuid=organization.organization_uuid,
-            organization_code="ACME",
-            alert_provider="microsoft_defender",
-            alert_type=DEFENDER_TYPE,
-            draft=lambda: definition,
-            actor="test",
-        )
+    install_playbook(stack.db, "ACME", "microsoft_defender", DEFENDER_TYPE, definition)
 
 
 def test_retry_reruns_a_failed_investigation(admin_page: Page, stack: ConsoleStack, mde_fake: MdeFake) -> None:

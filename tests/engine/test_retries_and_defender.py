@@ -14,7 +14,7 @@ from tests.fakes import mde
 from tests.fakes.fixtures import MDE_VALUES
 from tests.fakes.mde import MdeFake
 from tests.support.harness import Harness
-from vigil.playbooks import service as playbooks
+from tests.support.playbooks import install_playbook
 from vigil.playbooks.schemas import AnalyzeStep, OnError, PlaybookDefinition, SkillStep
 
 MACHINE_ID = mde.MACHINES[0]["id"]
@@ -83,20 +83,7 @@ def pin_playbook(harness: Harness, on_error: OnError) -> None:
             AnalyzeStep(name="Verdict"),
         ]
     )
-    with harness.db.write() as session:
-        from vigil.orgs.service import get_organization_by_code
-
-        org = get_organization_by_code(session, "ACME")
-        assert org is not None
-        playbooks.find_or_create(
-            session,
-            organization_uuid=org.organization_uuid,
-            organization_code="ACME",
-            alert_provider="microsoft_defender",
-            alert_type=ALERT_TYPE,
-            draft=lambda: definition,
-            actor="test",
-        )
+    install_playbook(harness.db, "ACME", "microsoft_defender", ALERT_TYPE, definition)
 
 
 def post_and_wait(harness: Harness, key: str) -> dict[str, Any]:

@@ -11,10 +11,9 @@ from sqlalchemy.orm import Session
 
 from tests.engine.conftest import engine_settings
 from tests.support.harness import Harness
+from tests.support.playbooks import install_playbook
 from vigil.investigations.schemas import InvestigationPlan
 from vigil.investigations.steps import INTERNAL_SKILLS
-from vigil.orgs.service import get_organization_by_code
-from vigil.playbooks import service as playbooks
 from vigil.playbooks.schemas import AnalyzeStep, OnError, PlaybookDefinition, SkillStep
 
 CRASHING = "Crashing lookup"
@@ -36,18 +35,7 @@ def pin(harness: Harness, alert_type: str, on_error: OnError) -> None:
     definition = PlaybookDefinition(
         steps=[SkillStep(name="Crashy", skill=CRASHING, on_error=on_error), AnalyzeStep(name="Verdict")]
     )
-    with harness.db.write() as session:
-        org = get_organization_by_code(session, "ACME")
-        assert org is not None
-        playbooks.find_or_create(
-            session,
-            organization_uuid=org.organization_uuid,
-            organization_code="ACME",
-            alert_provider="okta",
-            alert_type=alert_type,
-            draft=lambda: definition,
-            actor="test",
-        )
+    install_playbook(harness.db, "ACME", "okta", alert_type, definition)
 
 
 def test_crashing_step_with_on_error_continue_still_completes(harness_with_crashing_skill: Harness) -> None:

@@ -22,10 +22,9 @@ from tests.fakes.fixtures import slack_values
 from tests.fakes.slack import SlackFake
 from tests.fakes.slack_sender import SlackSender, block_actions, message_im
 from tests.support.harness import Harness
+from tests.support.playbooks import install_playbook
 from vigil.alerts.constants import InvestigationStatus
 from vigil.investigations.models import ChatCheckpoint, InvestigationStep
-from vigil.orgs.models import Organization
-from vigil.playbooks import service as playbooks
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinition
 from vigil.settings import Settings
 
@@ -123,18 +122,7 @@ class Checkpointed:
 
     def use_playbook(self, alert_type: str, definition: PlaybookDefinition) -> None:
         """Give the organization a playbook for the type before its first alert (instead of a drafted one)."""
-        with self.harness.db.write() as session:
-            org = session.scalar(select(Organization).where(Organization.organization_code == "ACME"))
-            assert org is not None
-            playbooks.find_or_create(
-                session,
-                organization_uuid=org.organization_uuid,
-                organization_code="ACME",
-                alert_provider="okta",
-                alert_type=alert_type,
-                draft=lambda: definition,
-                actor="test",
-            )
+        install_playbook(self.harness.db, "ACME", "okta", alert_type, definition)
 
 
 def _buttons(message: dict[str, Any]) -> list[dict[str, Any]]:
