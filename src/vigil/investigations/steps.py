@@ -21,6 +21,7 @@ from vigil.integrations.errors import IntegrationError, UnknownSkillError
 from vigil.integrations.framework import SkillContext
 from vigil.integrations.runner import run_skill
 from vigil.integrations.slack.checkpoint import show_outcome
+from vigil.integrations.slack.inbound import SLACK_INTEGRATION_ID
 from vigil.integrations.slack.skills import CHAT_CHECKPOINT_SKILL_ID, ChatCheckpointOutput
 from vigil.investigations import checkpoints
 from vigil.investigations.checkpoints import CheckpointStatus
@@ -45,9 +46,6 @@ class ConnectionResolver(Protocol):
     ) -> SkillContext | None: ...
 
     def connection_name(self, session: Session, connection_uuid: uuid.UUID) -> str: ...
-
-
-SLACK_INTEGRATION_ID = "slack"
 
 
 def alert_summary(plan: InvestigationPlan) -> str:
@@ -244,8 +242,7 @@ class StepRunner:
             )
             base["connection_name"] = row.connection_name
             checkpoint_uuid, status, workflow_id = row.checkpoint_uuid, row.status, row.waiting_workflow_id
-            if status != CheckpointStatus.ASKING:
-                output = checkpoints.evidence(row)
+            sent_before = checkpoints.evidence(row) if status != CheckpointStatus.ASKING else None
         waiting = CheckpointAsk(
             record=StepRecord(**base, status=EvidenceStatus.WAITING),
             checkpoint_uuid=checkpoint_uuid,
@@ -254,8 +251,8 @@ class StepRunner:
         )
         if status == CheckpointStatus.FAILED:
             return final(EvidenceStatus.ERROR, "The question could not be sent to Slack")
-        if status != CheckpointStatus.ASKING:  # replayed after the question went out: never ask twice
-            waiting.record.output = output
+        if sent_before is not None:  # replayed after the question went out: never ask twice
+            waiting.record.output = sent_before
             return waiting
         inputs = {
             **base["inputs"],

@@ -20,11 +20,12 @@ from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, EvidenceStatu
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.integrations.catalog import all_skills
+from vigil.integrations.slack.inbound import SLACK_INTEGRATION_ID
 from vigil.investigations import checkpoints, service
 from vigil.investigations.checkpoints import CHECKPOINT_TOPIC
 from vigil.investigations.entities import Entities
 from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, Progress, StepRecord
-from vigil.investigations.steps import INTERNAL_SKILLS, SLACK_INTEGRATION_ID, StepRunner, as_checkpoint
+from vigil.investigations.steps import INTERNAL_SKILLS, StepRunner, as_checkpoint
 from vigil.playbooks.schemas import AnalyzeStep, PlaybookDefinition
 
 logger = logging.getLogger("vigil.engine")
