@@ -453,6 +453,11 @@ def _filtered(session: Session, principal: Principal, filters: AlertFilters) -> 
     return query
 
 
+def add_timeline_event(session: Session, alert_uuid: uuid.UUID, *, actor: str, kind: str, message: str) -> None:
+    """Something worth seeing next to the status changes (e.g. who was asked in chat, and their answer)."""
+    session.add(AlertEvent(alert_uuid=alert_uuid, at=epoch_now(), actor=actor, kind=kind, message=message))
+
+
 def transition(
     session: Session,
     alert_uuid: uuid.UUID,

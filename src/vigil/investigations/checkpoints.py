@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from vigil.alerts.models import AlertEvent
+from vigil.alerts.service import add_timeline_event
 from vigil.db.base import epoch_now
 from vigil.integrations.slack import inbound
 from vigil.integrations.slack.checkpoint import CheckpointButton, Decision, decision_from_reply
@@ -131,10 +131,6 @@ def mark_failed(session: Session, checkpoint_uuid: uuid.UUID, reason: str) -> No
     row = session.get(ChatCheckpoint, checkpoint_uuid)
     if row is not None:
         _timeline(session, row, "checkpoint_failed", f"Could not ask {row.asked_email} in Slack: {reason}")
-
-
-def get_checkpoint(session: Session, checkpoint_uuid: uuid.UUID) -> ChatCheckpoint | None:
-    return session.get(ChatCheckpoint, checkpoint_uuid)
 
 
 def is_waiting(session: Session, checkpoint_uuid: uuid.UUID) -> bool:
@@ -336,7 +332,4 @@ def _duration(seconds: int) -> str:
 
 
 def _timeline(session: Session, row: ChatCheckpoint, kind: str, message: str) -> None:
-    """Checkpoint moments belong on the alert's timeline next to its status changes."""
-    session.add(
-        AlertEvent(alert_uuid=row.alert_uuid, at=epoch_now(), actor="vigil:checkpoint", kind=kind, message=message)
-    )
+    add_timeline_event(session, row.alert_uuid, actor="vigil:checkpoint", kind=kind, message=message)
