@@ -41,3 +41,21 @@ def test_playbook_edit_is_checked_against_the_catalog_and_saved_as_a_new_version
     saved = put(_steps(step.model_dump(mode="json")))
     assert saved.status_code == 200, saved.text
     assert saved.json()["version"] == 2 and saved.json()["definition"]["steps"][0]["skill"] == "List Machines"
+
+
+def test_chat_checkpoint_written_as_a_skill_step_needs_only_what_a_playbook_gives(harness: Harness) -> None:
+    harness.add_org("ACME")
+    key = harness.add_key("ACME").api_key
+    url = f"/serviceapi/playbooks/{_playbook(harness)}"
+    step = {
+        "kind": "skill",
+        "name": "Ask the user",
+        "skill": "Chat Checkpoint",
+        "inputs": {"user_email": "{{ entities.emails[0] }}", "question": "Was this you?"},
+    }
+    saved = harness.client.put(url, json=_steps(step), headers={"Authorization": f"Bearer {key}"})
+    assert saved.status_code == 200, saved.text
+    missing = harness.client.put(
+        url, json=_steps({**step, "inputs": {"question": "Was this you?"}}), headers={"Authorization": f"Bearer {key}"}
+    )
+    assert missing.status_code == 422 and missing.json()["error"]["details"][0]["field"] == "steps.0.inputs.user_email"

@@ -22,7 +22,7 @@ from vigil.integrations.framework import SkillContext
 from vigil.integrations.runner import run_skill
 from vigil.integrations.slack.checkpoint import show_outcome
 from vigil.integrations.slack.inbound import SLACK_INTEGRATION_ID
-from vigil.integrations.slack.skills import CHAT_CHECKPOINT_SKILL_ID, ChatCheckpointOutput
+from vigil.integrations.slack.skills import CHAT_CHECKPOINT_SKILL_ID, ChatCheckpointOutput, ChatCheckpointStepInput
 from vigil.investigations import checkpoints
 from vigil.investigations.checkpoints import CheckpointStatus
 from vigil.investigations.related import RELATED_SKILL_ID, related_alerts
@@ -98,6 +98,7 @@ def playbook_skill_inputs() -> dict[str, type[BaseModel]]:
     """Every skill a playbook step may name, with the model its inputs are checked against (API and console)."""
     models: dict[str, type[BaseModel]] = dict.fromkeys(INTERNAL_SKILLS, NoInputs)
     models.update({declared.id: declared.input_model for declared in all_skills()})
+    models[CHAT_CHECKPOINT_SKILL_ID] = ChatCheckpointStepInput  # the engine supplies the summary and the id
     return models
 
 

@@ -34,12 +34,17 @@ async def send_chat_message(ctx: SkillContext, params: SendChatMessageInput) -> 
     return SendChatMessageOutput(delivered=True, channel=ctx.value("channel"))
 
 
-class ChatCheckpointInput(SkillInput):
+class ChatCheckpointStepInput(SkillInput):
+    """What a playbook step gives the checkpoint; the engine adds the rest."""
+
     user_email: str = Field(min_length=3, max_length=320, description="Email of the Slack user to ask.")
     question: str = Field(min_length=1, max_length=2000, description="What the user is asked to confirm.")
     timeout_seconds: int = Field(
         default=900, ge=5, le=7 * 24 * 3600, description="How long the playbook waits for the answer."
     )
+
+
+class ChatCheckpointInput(ChatCheckpointStepInput):
     alert_summary: str = Field(
         default="", max_length=3000, description="Set by Vigil: one line about the alert shown under the question."
     )
