@@ -34,7 +34,14 @@ from vigil.integrations.bridge import AsyncBridge
 from vigil.investigations.models import WorkerHeartbeat
 from vigil.investigations.service import workflow_id_for
 from vigil.investigations.steps import ConnectionResolver, StepPolicy, StepRunner
-from vigil.investigations.workflow import QUEUE_NAME, EngineRuntime, enqueue_attempt, install_runtime
+from vigil.investigations.workflow import (
+    CHECKPOINT_SLICE_SECONDS,
+    QUEUE_NAME,
+    WAITING_AT_CHECKPOINTS,
+    EngineRuntime,
+    enqueue_attempt,
+    install_runtime,
+)
 from vigil.settings import Settings
 
 logger = logging.getLogger("vigil.engine")
@@ -106,6 +113,10 @@ class Engine:
         for thread in self._threads:
             thread.join(timeout=10)
         DBOS.destroy(destroy_registry=False)
+        # A workflow waiting at a checkpoint sits in a DBOS recv slice; once it ends, the workflow finds DBOS
+        # stopped and leaves (it stays pending and resumes on the next start). Let it, so nothing outlives us.
+        if not WAITING_AT_CHECKPOINTS.wait_until_none(CHECKPOINT_SLICE_SECONDS + 5):
+            logger.warning("a workflow waiting at a chat checkpoint did not stop in time")
         install_runtime(None)
         if self._bridge is not None:
             self._bridge.close()

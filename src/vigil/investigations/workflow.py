@@ -7,6 +7,7 @@ their recorded results, and the interrupted step runs again (its evidence row is
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,8 +31,9 @@ from vigil.playbooks.schemas import AnalyzeStep, PlaybookDefinition
 
 logger = logging.getLogger("vigil.engine")
 QUEUE_NAME = "investigations"
-CHECKPOINT_SLICES = 30  # a checkpoint's wait is cut into this many slices (each re-reads the row)
-CHECKPOINT_MIN_SLICE_SECONDS = 10.0
+# A checkpoint's wait is cut into slices of at most this long; each slice re-reads the row. It also bounds how
+# long a stopping engine waits for its waiting workflows to notice (a DBOS recv cannot be interrupted).
+CHECKPOINT_SLICE_SECONDS = 15.0
 VIGIL_INTEGRATION = "vigil"
 
 
@@ -94,14 +96,15 @@ def await_checkpoint(plan_json: str, position: int, progress_json: str, ask_json
     def body() -> str | None:
         checkpoint = str(ask.checkpoint_uuid)
         remaining = float(ask.timeout_seconds)
-        waiting = _checkpoint_waiting(checkpoint)
-        while waiting and remaining > 0:
-            wait = min(remaining, max(CHECKPOINT_MIN_SLICE_SECONDS, ask.timeout_seconds / CHECKPOINT_SLICES))
-            woken = DBOS.recv(topic=CHECKPOINT_TOPIC, timeout_seconds=wait) is not None
-            remaining -= wait
-            waiting = not woken and _checkpoint_waiting(checkpoint)
-            if not woken and not waiting:
-                logger.warning("checkpoint %s was answered but its wake-up did not arrive", checkpoint)
+        with WAITING_AT_CHECKPOINTS:
+            waiting = _checkpoint_waiting(checkpoint)
+            while waiting and remaining > 0:
+                wait = min(remaining, CHECKPOINT_SLICE_SECONDS)
+                woken = DBOS.recv(topic=CHECKPOINT_TOPIC, timeout_seconds=wait) is not None
+                remaining -= wait
+                waiting = not woken and _checkpoint_waiting(checkpoint)
+                if not woken and not waiting:
+                    logger.warning("checkpoint %s was answered but its wake-up did not arrive", checkpoint)
         record = StepRecord.model_validate_json(
             _conclude_checkpoint(plan_json, ask.record.model_dump_json(), checkpoint)
         )
@@ -110,6 +113,30 @@ def await_checkpoint(plan_json: str, position: int, progress_json: str, ask_json
         return _run_from(plan_json, position + 1, progress)
 
     return _guarded(str(plan.alert_uuid), plan.attempt, body)
+
+
+class _WaitingCount:
+    """How many workflows of this process are waiting at a checkpoint, so a stopping engine can let them end."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._changed:
+            self._count += 1
+
+    def __exit__(self, *_exc: object) -> None:
+        with self._changed:
+            self._count -= 1
+            self._changed.notify_all()
+
+    def wait_until_none(self, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self._count == 0, timeout)
+
+
+WAITING_AT_CHECKPOINTS = _WaitingCount()
 
 
 def _guarded(alert_uuid_text: str, attempt: int, body: Callable[[], str | None]) -> str | None:
