@@ -98,6 +98,20 @@ class Evidence(BaseModel):
     error: str | None = None
 
 
+class Citation(BaseModel):
+    """One piece of evidence the verdict rests on: where it came from, what it said, and how it counted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str = Field(description="Id of the analyst rule that read it (docs/analyst.md), e.g. `H1`.")
+    source: str = Field(description="The step that produced it (step name), or `alert` for the alert itself.")
+    skill_id: str | None = Field(default=None, description="The skill the step ran, when it was a skill.")
+    locator: str = Field(description="Where in that output: a record and field, e.g. `Results[2].ProcessCommandLine`.")
+    quote: str = Field(description="The evidence itself, quoted (shortened to 300 characters).")
+    finding: str = Field(description="What the rule concluded from it, as the findings list shows it.")
+    points: float = Field(description="Signed weight: positive argues malicious, negative benign or wrong detection.")
+
+
 class Analysis(BaseModel):
     """The investigator's conclusion; becomes the case's verdict, severity and proposed disposition."""
 
@@ -111,3 +125,7 @@ class Analysis(BaseModel):
     key_findings: list[str] = []
     recommended_actions: list[str] = []
     category: Category
+    citations: list[Citation] = []
+    decisive_entities: list[str] = Field(
+        default=[], description="The users, hosts, addresses, hashes or domains the verdict turned on."
+    )

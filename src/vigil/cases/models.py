@@ -38,6 +38,8 @@ class Case(Base):
     summary: Mapped[str] = mapped_column(Text)
     findings: Mapped[str] = mapped_column(Text, default="[]")
     recommended_actions: Mapped[str] = mapped_column(Text, default="[]")
+    # The evidence behind the verdict: JSON list of vigil.ai.schemas.Citation.
+    citations: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
     assignee: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[int] = mapped_column(BigInteger)
     modified_at: Mapped[int] = mapped_column(BigInteger)
