@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import re
 import secrets
 import uuid
 from datetime import UTC, datetime
-from ipaddress import ip_address, ip_network
+from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from typing import Any
 
 from starlette.requests import Request
@@ -170,6 +171,21 @@ ZONES: list[dict[str, Any]] = [
 ]
 
 
+def _at(item: dict[str, Any], *path: str) -> Any:
+    """``item[path[0]][path[1]]…``, or None where a level is missing (scenario data need not carry every field)."""
+    value: Any = item
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _in_network(address: Any, network: IPv4Network | IPv6Network) -> bool:
+    try:
+        return ip_address(str(address)) in network
+    except ValueError:
+        return False
+
+
 def _envelope(
     result: Any,
     status: int = 200,
@@ -222,7 +238,11 @@ def _page(request: Request, items: list[dict[str, Any]], default_per_page: int) 
 
 
 class CloudflareFake(FakeVendor):
-    """Control: ``token_status``, ``token_permissions`` (missing one -> 10000), ``rulesets`` (entry points)."""
+    """Control: ``token_status``, ``token_permissions`` (missing one -> 10000), ``rulesets`` (entry points).
+
+    Data: ``audit_logs`` and ``insights`` (module defaults after ``reset()``); ``load`` replaces them for one
+    scenario.
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -233,14 +253,23 @@ class CloudflareFake(FakeVendor):
         self.token_status = "active"
         self.token_permissions: frozenset[str] = ALL_PERMISSIONS
         self.rulesets: dict[tuple[str, str], dict[str, Any]] = {}
+        self.audit_logs: list[dict[str, Any]] = copy.deepcopy(AUDIT_LOGS)
+        self.insights: list[dict[str, Any]] = copy.deepcopy(INSIGHTS)
+
+    def load(
+        self, *, audit_logs: list[dict[str, Any]] | None = None, insights: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Serve exactly this data (an omitted list is served empty) until the next ``reset()``."""
+        self.audit_logs = copy.deepcopy(audit_logs or [])
+        self.insights = copy.deepcopy(insights or [])
 
     def routes(self) -> list[Route]:
         v4 = "/client/v4"
         return [
             self.route(f"{v4}/user/tokens/verify", self.verify_user_token, ["GET"]),
             self.route(f"{v4}/accounts/{{account_id}}/tokens/verify", self.verify_account_token, ["GET"]),
-            self.route(f"{v4}/accounts/{{account_id}}/audit_logs", self.audit_logs, ["GET"]),
-            self.route(f"{v4}/{{scope}}/{{scope_id}}/security-center/insights", self.insights, ["GET"]),
+            self.route(f"{v4}/accounts/{{account_id}}/audit_logs", self.list_audit_logs, ["GET"]),
+            self.route(f"{v4}/{{scope}}/{{scope_id}}/security-center/insights", self.list_insights, ["GET"]),
             self.route(f"{v4}/{{scope}}/{{scope_id}}/access/apps", self.access_apps, ["GET"]),
             self.route(f"{v4}/zones", self.list_zones, ["GET"]),
             self.route(f"{v4}/zones/{{zone_id}}", self.get_zone, ["GET"]),
@@ -325,40 +354,40 @@ class CloudflareFake(FakeVendor):
         )
 
     # --- resources --------------------------------------------------------------------------------------------
-    async def audit_logs(self, request: Request) -> Response:
+    async def list_audit_logs(self, request: Request) -> Response:
         denied = self._check(request, "audit_logs")
         if denied:
             return denied
         q = request.query_params
-        items = list(AUDIT_LOGS)
+        items = list(self.audit_logs)
         if q.get("actor.email"):
-            items = [i for i in items if i["actor"]["email"] == q["actor.email"]]
+            items = [i for i in items if _at(i, "actor", "email") == q["actor.email"]]
         if q.get("actor.ip"):
             network = ip_network(q["actor.ip"], strict=False)
-            items = [i for i in items if ip_address(i["actor"]["ip"]) in network]
+            items = [i for i in items if _in_network(_at(i, "actor", "ip"), network)]
         if q.get("zone.name"):
-            items = [i for i in items if i["metadata"].get("zone_name") == q["zone.name"]]
+            items = [i for i in items if _at(i, "metadata", "zone_name") == q["zone.name"]]
         if q.get("action.type"):
-            items = [i for i in items if i["action"]["type"] == q["action.type"]]
+            items = [i for i in items if _at(i, "action", "type") == q["action.type"]]
         if q.get("since"):
-            items = [i for i in items if i["when"] >= q["since"]]
+            items = [i for i in items if str(i.get("when", "")) >= q["since"]]
         if q.get("before"):
-            items = [i for i in items if i["when"] < q["before"]]
-        items.sort(key=lambda i: i["when"], reverse=q.get("direction", "desc") == "desc")
+            items = [i for i in items if str(i.get("when", "")) < q["before"]]
+        items.sort(key=lambda i: str(i.get("when", "")), reverse=q.get("direction", "desc") == "desc")
         return _page(request, items, 100)
 
-    async def insights(self, request: Request) -> Response:
+    async def list_insights(self, request: Request) -> Response:
         denied = self._check(request, "security_insights")
         if denied:
             return denied
         q = request.query_params
-        items = [i for i in INSIGHTS if i["dismissed"] == (q.get("dismissed") == "true")]
+        items = [i for i in self.insights if bool(i.get("dismissed")) == (q.get("dismissed") == "true")]
         if request.path_params["scope"] == "zones":
-            items = [i for i in items if i["payload"]["zone_tag"] == request.path_params["scope_id"]]
+            items = [i for i in items if _at(i, "payload", "zone_tag") == request.path_params["scope_id"]]
         if q.get("severity"):
-            items = [i for i in items if i["severity"].lower() == q["severity"]]
+            items = [i for i in items if str(i.get("severity", "")).lower() == q["severity"]]
         if q.get("issue_type"):
-            items = [i for i in items if i["issue_type"] == q["issue_type"]]
+            items = [i for i in items if i.get("issue_type") == q["issue_type"]]
         page, per_page = int(q.get("page") or 1), int(q.get("per_page") or 25)
         window = items[(page - 1) * per_page : page * per_page]
         return _envelope({"count": len(items), "page": page, "per_page": per_page, "issues": window})

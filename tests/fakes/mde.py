@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 import secrets
 import time
@@ -188,6 +189,36 @@ _CLAUSE = re.compile(
 )
 
 
+#: Kusto column types by the Python type of a value (a string that parses as ISO 8601 is a DateTime).
+_KUSTO_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "Boolean"),
+    (int, "Int64"),
+    (float, "Double"),
+    (dict, "Dynamic"),
+    (list, "Dynamic"),
+)
+
+
+def _kusto_type(value: Any) -> str:
+    for python_type, kusto in _KUSTO_TYPES:
+        if isinstance(value, python_type):
+            return kusto
+    if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", value):
+        return "DateTime"
+    return "String"
+
+
+def hunting_result(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """An advanced-hunting response for ``rows``: Schema from the rows' keys (first-seen order), then Results."""
+    columns: dict[str, str | None] = {}
+    for row in rows:
+        for name, value in row.items():
+            if columns.get(name) is None:
+                columns[name] = None if value is None else _kusto_type(value)
+    schema = [{"Name": name, "Type": kind or "String"} for name, kind in columns.items()]
+    return {"Schema": schema, "Results": rows}
+
+
 class ODataError(Exception):
     pass
 
@@ -233,7 +264,13 @@ def _aad_error(status: int, error: str, code: int, description: str) -> JSONResp
 
 
 class MdeFake(FakeVendor):
-    """Token endpoint + /api. Control: ``expires_in``, ``roles`` (application permissions), ``page_size``."""
+    """Token endpoint + /api. Control: ``expires_in``, ``roles`` (application permissions), ``page_size``.
+
+    Data: ``machines``, ``alerts`` (module defaults after ``reset()``) and ``hunting``: ``None`` answers every
+    query with ``HUNTING_RESULT``; a list of ``{"query_contains", "rows"}`` answers with the rows of the first
+    entry whose substring occurs in the KQL (case-insensitive), and with no rows when none matches. ``load``
+    replaces them for one scenario.
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -246,6 +283,31 @@ class MdeFake(FakeVendor):
         self.page_size = 10_000
         self.tokens: dict[str, float] = {}
         self.active_live_response: set[str] = set()
+        self.machines: list[dict[str, Any]] = copy.deepcopy(MACHINES)
+        self.alerts: list[dict[str, Any]] = copy.deepcopy(ALERTS)
+        self.hunting: list[dict[str, Any]] | None = None
+
+    def load(
+        self,
+        *,
+        machines: list[dict[str, Any]] | None = None,
+        alerts: list[dict[str, Any]] | None = None,
+        hunting: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Serve exactly this data (an omitted list is served empty) until the next ``reset()``."""
+        self.machines = copy.deepcopy(machines or [])
+        self.alerts = copy.deepcopy(alerts or [])
+        self.hunting = copy.deepcopy(hunting or [])
+
+    def hunting_answer(self, query: str) -> dict[str, Any]:
+        """What ``/api/advancedqueries/run`` returns for ``query``."""
+        if self.hunting is None:
+            return HUNTING_RESULT
+        lowered = query.lower()
+        for entry in self.hunting:
+            if str(entry["query_contains"]).lower() in lowered:
+                return hunting_result(list(entry.get("rows") or []))
+        return hunting_result([])
 
     @property
     def token_requests(self) -> int:
@@ -261,7 +323,7 @@ class MdeFake(FakeVendor):
             self.route("/api/machines", self.list_machines, ["GET"]),
             self.route("/api/machines/{machine_id}/alerts", self.machine_alerts, ["GET"]),
             self.route("/api/alerts", self.list_alerts, ["GET"]),
-            self.route("/api/advancedqueries/run", self.hunting, ["POST"]),
+            self.route("/api/advancedqueries/run", self.run_hunting, ["POST"]),
             self.route("/api/machines/{machine_id}/runliveresponse", self.live_response, ["POST"]),
             self.route("/api/machines/{machine_id}/isolate", self.isolate, ["POST"]),
         ]
@@ -351,29 +413,29 @@ class MdeFake(FakeVendor):
         return JSONResponse(body)
 
     async def list_machines(self, request: Request) -> Response:
-        return self._unauthorized(request, "Machine.ReadWrite.All") or self._page(request, MACHINES, "Machines")
+        return self._unauthorized(request, "Machine.ReadWrite.All") or self._page(request, self.machines, "Machines")
 
     async def list_alerts(self, request: Request) -> Response:
-        return self._unauthorized(request, "Alert.ReadWrite.All") or self._page(request, ALERTS, "Alerts")
+        return self._unauthorized(request, "Alert.ReadWrite.All") or self._page(request, self.alerts, "Alerts")
 
     async def machine_alerts(self, request: Request) -> Response:
         denied = self._unauthorized(request, "Alert.ReadWrite.All")
         machine_id = request.path_params["machine_id"]
-        if denied is None and not any(m["id"] == machine_id for m in MACHINES):
+        if denied is None and not any(m.get("id") == machine_id for m in self.machines):
             return _error(404, "ResourceNotFound", f"Machine {machine_id} was not found")
-        return denied or self._page(request, [a for a in ALERTS if a["machineId"] == machine_id], "Alerts")
+        return denied or self._page(request, [a for a in self.alerts if a.get("machineId") == machine_id], "Alerts")
 
-    async def hunting(self, request: Request) -> Response:
+    async def run_hunting(self, request: Request) -> Response:
         denied = self._unauthorized(request, "AdvancedQuery.Read.All")
         if denied:
             return denied
         body = await request.json()
         if not isinstance(body, dict) or not body.get("Query"):
             return _error(400, "MissingRequiredParameter", "Query is missing")
-        return JSONResponse(HUNTING_RESULT)
+        return JSONResponse(self.hunting_answer(str(body["Query"])))
 
     def _machine(self, machine_id: str) -> dict[str, Any] | None:
-        return next((m for m in MACHINES if m["id"] == machine_id), None)
+        return next((m for m in self.machines if m.get("id") == machine_id), None)
 
     def _action(self, machine: dict[str, Any], kind: str, comment: str, **extra: Any) -> dict[str, Any]:
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
