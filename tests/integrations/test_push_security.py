@@ -1,8 +1,10 @@
-"""Push Security against its loopback fake: key errors, account skills, pagination and the shared rate limit."""
+"""Push Security against its loopback fake: key errors, account and findings skills, pagination and the shared
+rate limit."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,7 @@ from vigil.integrations import runner
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.framework import Endpoints
 from vigil.integrations.http import OutboundClient
+from vigil.integrations.push_security import skills as push_skills
 from vigil.integrations.push_security.client import base_url
 
 
@@ -120,3 +123,163 @@ def test_invalid_email_input_is_rejected() -> None:
     with pytest.raises(IntegrationError) as caught:
         call_skill("Find Account by Email", {"api_key": "k"}, Endpoints(), {"email": "not-an-email"})
     assert caught.value.code == "invalid_skill_input"
+
+
+# --- Get Security Findings by Email ---------------------------------------------------------------------------
+
+FINDING_KEYS = {
+    "id",
+    "type",
+    "state",
+    "app_type",
+    "account_id",
+    "employee_id",
+    "weak_password_reasons",
+    "creation_timestamp",
+}
+DETECTION_KEYS = {"id", "detection_type", "severity", "response", "archived", "creation_timestamp"}
+
+
+def _ids(records: list[dict[str, Any]]) -> list[str]:
+    return [r["id"][-2:] for r in records]
+
+
+def test_findings_and_detections_of_a_user_are_collected_across_pages(push_fake: PushFake) -> None:
+    push_fake.page_size_cap = 2
+    output = call_skill(
+        "Get Security Findings by Email", push_values(push_fake), Endpoints(), {"email": "John.Hill@Example.com"}
+    )
+    assert output["email"] == "john.hill@example.com" and output["accounts"] == 3 and output["complete"] is True
+    # Open findings of John's employee record or accounts, newest first: the unlinked weak password (10) reaches
+    # him through his ATLASSIAN account, the NOTION reuse (3) through his employee id; resolved 4 is left out.
+    assert _ids(output["findings"]) == ["08", "10", "02", "01", "03", "09"]
+    assert [(f["type"], f["app_type"]) for f in output["findings"][:2]] == [
+        ("STOLEN_CREDENTIALS", "SLACK"),
+        ("WEAK_PASSWORD", "ATLASSIAN"),
+    ]
+    assert output["findings"][1]["weak_password_reasons"] == ["COMMON_PASSWORD"]
+    assert output["findings"][1]["employee_id"] is None
+    assert all(set(f) == FINDING_KEYS for f in output["findings"])
+    assert _ids(output["detections"]) == ["01", "03"]
+    critical = output["detections"][0]
+    assert (critical["detection_type"], critical["severity"], critical["archived"]) == ("PHISHING", "CRITICAL", False)
+    assert all(set(d) == DETECTION_KEYS for d in output["detections"])
+
+    # Every list was read to its end, page by page, with the key and the paging token of the previous page.
+    assert all(r.method == "GET" and r.headers["x-api-key"] == push.READ_KEY for r in push_fake.requests)
+    for path, pages in (("/v1/accounts", 2), ("/v1/findings", 5), ("/v1/detections", 3)):
+        requests = push_fake.requests_to(path)
+        assert len(requests) == pages, path
+        assert "nextToken" not in requests[0].params and all(r.params.get("nextToken") for r in requests[1:])
+    assert push_fake.requests_to("/v1/accounts")[0].params == {"email": "john.hill@example.com", "limit": "100"}
+    assert push_fake.requests_to("/v1/findings")[0].params == {"limit": "100"}
+
+
+def test_another_users_findings_and_detections_are_never_returned(push_fake: PushFake) -> None:
+    """Push's email filter is partial: a look-alike address of another employee must not leak in."""
+    other_employee = "9d9d9d9d-1111-4222-8333-444444444444"
+    lookalike = {**push.ACCOUNTS[5], "id": "acc-lookalike", "employeeId": other_employee}
+    lookalike["email"] = "john.hill@example.com.evil.io"
+    push_fake.accounts = [push.ACCOUNTS[0], lookalike]
+    push_fake.findings = [
+        {**push.FINDINGS[0], "id": "f-john", "employeeId": push.EMPLOYEE_JOHN, "accountId": push.ACCOUNTS[0]["id"]},
+        {**push.FINDINGS[1], "id": "f-other-employee", "employeeId": other_employee, "accountId": None},
+        {**push.FINDINGS[2], "id": "f-other-account", "employeeId": None, "accountId": "acc-lookalike"},
+    ]
+    other = {**push.EMPLOYEES[push.EMPLOYEE_JOHN], "id": other_employee, "email": "JOHN.HILL@example.com.evil.io"}
+    push_fake.detections = [
+        {**push.DETECTIONS[0], "id": "d-john", "employee": {**push.EMPLOYEES[push.EMPLOYEE_JOHN]}},
+        {**push.DETECTIONS[2], "id": "d-other", "employeeId": other_employee, "employee": other},
+        {**push.DETECTIONS[1], "id": "d-no-employee", "employee": None},
+    ]
+    output = call_skill(
+        "Get Security Findings by Email", push_values(push_fake), Endpoints(), {"email": "john.hill@example.com"}
+    )
+    assert output["accounts"] == 1
+    assert [f["id"] for f in output["findings"]] == ["f-john"]
+    assert [d["id"] for d in output["detections"]] == ["d-john"]
+
+
+def test_resolved_findings_and_archived_detections_only_on_request(push_fake: PushFake) -> None:
+    default = call_skill(
+        "Get Security Findings by Email", push_values(push_fake), Endpoints(), {"email": "john.hill@example.com"}
+    )
+    assert {f["state"] for f in default["findings"]} == {"OPEN"}
+    assert {d["archived"] for d in default["detections"]} == {False}
+    everything = call_skill(
+        "Get Security Findings by Email",
+        push_values(push_fake),
+        Endpoints(),
+        {"email": "john.hill@example.com", "include_resolved": "true"},  # as a playbook template renders it
+    )
+    assert set(_ids(everything["findings"])) - set(_ids(default["findings"])) == {"04"}
+    assert set(_ids(everything["detections"])) - set(_ids(default["detections"])) == {"04"}
+    resolved = next(f for f in everything["findings"] if f["state"] == "RESOLVED")
+    assert resolved["weak_password_reasons"] == ["TOO_SHORT", "NO_SPECIAL_CHARACTERS"]
+
+
+def test_user_without_accounts_still_gets_detections_and_no_findings_scan(push_fake: PushFake) -> None:
+    hire = {"id": "7e7e7e7e-0000-4000-8000-000000000001", "email": "new.hire@example.com"}
+    push_fake.detections.append({**push.DETECTIONS[0], "id": "d-new-hire", "employeeId": hire["id"], "employee": hire})
+    output = call_skill(
+        "Get Security Findings by Email", push_values(push_fake), Endpoints(), {"email": "new.hire@example.com"}
+    )
+    assert (output["accounts"], output["findings"]) == (0, [])
+    assert [d["id"] for d in output["detections"]] == ["d-new-hire"]
+    assert push_fake.requests_to("/v1/findings") == []
+
+
+def test_findings_page_cap_is_reported_as_incomplete(push_fake: PushFake, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(push_skills, "_SCAN_MAX_PAGES", 2)
+    push_fake.page_size_cap = 2
+    output = call_skill(
+        "Get Security Findings by Email", push_values(push_fake), Endpoints(), {"email": "john.hill@example.com"}
+    )
+    assert output["complete"] is False
+    assert len(push_fake.requests_to("/v1/findings")) == 2
+
+
+@pytest.mark.parametrize("api_key", [push.EXPIRED_KEY, "psk_read_not_a_key"])
+def test_findings_with_a_bad_key_raise_the_push_key_error(push_fake: PushFake, api_key: str) -> None:
+    with pytest.raises(IntegrationError) as caught:
+        call_skill(
+            "Get Security Findings by Email",
+            push_values(push_fake, api_key=api_key),
+            Endpoints(),
+            {"email": "john.hill@example.com"},
+        )
+    error = caught.value
+    assert (error.code, error.status_code, error.cause, error.transient) == (
+        "invalid_api_key",
+        401,
+        "Key incorrect or expired",
+        False,
+    )
+    assert api_key not in error.message
+
+
+def test_findings_429_is_retried_by_the_shared_retry(push_fake: PushFake) -> None:
+    push_fake.fail_next(status=429, body={"message": "Too many requests"}, path_contains="/v1/findings")
+    push_fake.fail_next(status=429, body={"message": "Too many requests"}, path_contains="/v1/detections")
+    output = call_skill(
+        "Get Security Findings by Email", push_values(push_fake), Endpoints(), {"email": "jane.doe@example.com"}
+    )
+    assert len(push_fake.requests_to("/v1/findings")) == 2 and len(push_fake.requests_to("/v1/detections")) == 2
+    # Jane's employee record also owns the shared ops@ AWS account, so its finding is hers too.
+    assert [(f["type"], f["app_type"]) for f in output["findings"]] == [
+        ("SHARED_ACCOUNT", "AWS"),
+        ("LEAKED_PASSWORD", "ATLASSIAN"),
+    ]
+    assert [(d["detection_type"], d["severity"]) for d in output["detections"]] == [
+        ("PHISHING", "LOW"),
+        ("BLOCKED_URL", "LOW"),
+    ]
+
+
+def test_fake_data_is_per_instance_and_reset_restores_it(push_fake: PushFake) -> None:
+    push_fake.findings.clear()
+    push_fake.accounts[0]["email"] = "changed@example.com"
+    push_fake.reset()
+    assert push_fake.findings == push.FINDINGS and push_fake.findings is not push.FINDINGS
+    assert push_fake.accounts[0]["email"] == "john.hill@example.com" == push.ACCOUNTS[0]["email"]
+    assert push_fake.detections == push.DETECTIONS and push_fake.detections is not push.DETECTIONS

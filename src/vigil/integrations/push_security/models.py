@@ -28,3 +28,36 @@ class PushAccount(VendorRecord):
     login_methods: LoginMethods | None = optional("How the account logs in.")
     creation_timestamp: int | None = optional("When Push first saw the account (UNIX seconds).")
     last_used_timestamp: int | None = optional("When the account was last used (UNIX seconds).")
+
+
+class PushFinding(VendorRecord):
+    """A security finding (reference D.6) about an account or employee, e.g. MFA_NOT_REGISTERED."""
+
+    id: str = Field(description="Finding ID (UUID).")
+    type: str | None = optional(
+        "Finding type: MFA_NOT_REGISTERED, REUSED_PASSWORD, SHARED_ACCOUNT, UNUSED_THIRD_PARTY_APP, WEAK_PASSWORD, "
+        "LEAKED_PASSWORD, PASSWORD_MANAGER_NOT_USED or STOLEN_CREDENTIALS."
+    )
+    state: str | None = optional("OPEN or RESOLVED.")
+    app_type: str | None = optional("App the finding is about, e.g. GITHUB; null for employee-wide findings.")
+    account_id: str | None = optional("Account the finding is about (UUID); null for employee-wide findings.")
+    employee_id: str | None = optional("Employee the finding belongs to (UUID); null when not linked to one.")
+    weak_password_reasons: list[str] | None = optional("Why the password is weak (WEAK_PASSWORD findings).")
+    creation_timestamp: int | None = optional("When Push raised the finding (UNIX seconds).")
+
+
+class PushDetection(VendorRecord):
+    """A detection (``GET /v1/detections``): something Push saw happen in the employee's browser."""
+
+    id: str = Field(description="Detection ID (UUID).")
+    detection_type: str | None = optional(
+        "What was detected, e.g. PHISHING (phishing page or AiTM kit, password entered), STOLEN_CREDENTIALS, "
+        "BLOCKED_URL, MALWARE_DELIVERY."
+    )
+    severity: str | None = optional(
+        "LOW (blocked by Push), MEDIUM (warned), HIGH (not blocked), CRITICAL (not blocked and a password was "
+        "entered, or stolen credentials used on a sensitive app)."
+    )
+    response: str | None = optional("What Push did about it, as Push reports it (e.g. blocked, warned).")
+    archived: bool | None = optional("Whether an administrator archived (closed) the detection.")
+    creation_timestamp: int | None = optional("When Push made the detection (UNIX seconds).")

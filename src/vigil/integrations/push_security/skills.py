@@ -1,7 +1,9 @@
-"""Push Security skills: list SaaS accounts seen by the browser agent, and find the accounts of one email."""
+"""Push Security skills: list SaaS accounts seen by the browser agent, find the accounts of one email, and what
+Push knows about one user (their findings and detections)."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Any
 
@@ -9,7 +11,7 @@ from pydantic import Field
 
 from vigil.integrations.framework import SkillContext, SkillInput, SkillOutput, optional, skill
 from vigil.integrations.push_security.client import PushClient
-from vigil.integrations.push_security.models import PushAccount
+from vigil.integrations.push_security.models import PushAccount, PushDetection, PushFinding
 
 INTEGRATION_ID = "push_security"
 _EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+$"
@@ -81,10 +83,103 @@ _LOOKUP_MAX_PAGES = 10
     writes=False,
 )
 async def find_account_by_email(ctx: SkillContext, params: FindAccountByEmailInput) -> FindAccountByEmailOutput:
-    wanted = params.email.strip().lower()
-    items, _ = await PushClient(ctx).list(
+    accounts = await _accounts_with_email(PushClient(ctx), params.email)
+    return FindAccountByEmailOutput(found=bool(accounts), accounts=accounts)
+
+
+async def _accounts_with_email(client: PushClient, email: str) -> list[PushAccount]:
+    """Accounts registered with exactly ``email`` (case-insensitive)."""
+    wanted = email.strip().lower()
+    items, _ = await client.list(
         "/accounts", {"email": wanted, "limit": _LOOKUP_PAGE}, next_token=None, max_pages=_LOOKUP_MAX_PAGES
     )
     # Push's email filter is partial; only exact matches are the same person.
-    accounts = [a for a in map(PushAccount.model_validate, items) if (a.email or "").lower() == wanted]
-    return FindAccountByEmailOutput(found=bool(accounts), accounts=accounts)
+    return [a for a in map(PushAccount.model_validate, items) if (a.email or "").lower() == wanted]
+
+
+class GetSecurityFindingsByEmailInput(SkillInput):
+    email: str = Field(
+        pattern=_EMAIL_PATTERN, description="Email address of the user, matched exactly (case-insensitive)."
+    )
+    include_resolved: bool = Field(
+        default=False, description="Also return RESOLVED findings and archived detections (default: open only)."
+    )
+
+
+class GetSecurityFindingsByEmailOutput(SkillOutput):
+    email: str = Field(description="The email looked up (lower-cased).")
+    accounts: int = Field(description="Number of SaaS accounts registered with exactly this email.")
+    findings: list[PushFinding] = Field(
+        description="Findings about the user's employee record or accounts, newest first (open only unless "
+        "include_resolved)."
+    )
+    detections: list[PushDetection] = Field(
+        description="Detections whose employee has this email, newest first (unarchived only unless include_resolved)."
+    )
+    complete: bool = Field(
+        description="False when a list was too long to read in full (page cap reached): results may be missing."
+    )
+
+
+# Neither list can be filtered by employee server-side (reference D.6/D.7), so the whole tenant list is read.
+_SCAN_PAGE = 100
+_SCAN_MAX_PAGES = 50
+
+
+def _newest_first(record: PushFinding | PushDetection) -> int:
+    return -(record.creation_timestamp or 0)
+
+
+@skill(
+    integration=INTEGRATION_ID,
+    id="Get Security Findings by Email",
+    purpose=(
+        "Shows what Push knows about one user: open findings on their accounts (no MFA, reused, weak, leaked or "
+        "stolen password, shared account) and their detections (phishing pages, AiTM kits, stolen credentials)."
+    ),
+    permissions=("API key: Read only",),
+    writes=False,
+)
+async def get_security_findings_by_email(
+    ctx: SkillContext, params: GetSecurityFindingsByEmailInput
+) -> GetSecurityFindingsByEmailOutput:
+    client = PushClient(ctx)
+    email = params.email.strip().lower()
+    accounts = await _accounts_with_email(client, email)
+    employee_ids = {a.employee_id for a in accounts if a.employee_id}
+    account_ids = {a.id for a in accounts}
+
+    async def scan(path: str, wanted: bool = True) -> tuple[list[dict[str, Any]], str | None]:
+        if not wanted:
+            return [], None
+        return await client.list(path, {"limit": _SCAN_PAGE}, next_token=None, max_pages=_SCAN_MAX_PAGES)
+
+    # Findings are tied to the user only through their accounts' ids: without accounts there is nothing to match.
+    (finding_items, findings_left), (detection_items, detections_left) = await asyncio.gather(
+        scan("/findings", wanted=bool(accounts)), scan("/detections")
+    )
+
+    findings = [
+        f
+        for f in map(PushFinding.model_validate, finding_items)
+        if (f.employee_id in employee_ids or f.account_id in account_ids)
+        and (params.include_resolved or (f.state or "").upper() != "RESOLVED")
+    ]
+    detections = [
+        PushDetection.model_validate(d)
+        for d in detection_items
+        if _employee_email(d) == email and (params.include_resolved or d.get("archived") is not True)
+    ]
+    return GetSecurityFindingsByEmailOutput(
+        email=email,
+        accounts=len(accounts),
+        findings=sorted(findings, key=_newest_first),
+        detections=sorted(detections, key=_newest_first),
+        complete=findings_left is None and detections_left is None,
+    )
+
+
+def _employee_email(detection: dict[str, Any]) -> str:
+    employee = detection.get("employee")
+    value = employee.get("email") if isinstance(employee, dict) else None
+    return value.strip().lower() if isinstance(value, str) else ""
