@@ -31,7 +31,7 @@ EXPECTED_SKILLS = {
         "Create Edge Ruleset Rule",
     },
     "slack": {"Send Chat Message", "Chat Checkpoint"},
-    "push_security": {"List Accounts", "Find Account by Email"},
+    "push_security": {"List Accounts", "Find Account by Email", "Get Security Findings by Email"},
 }
 WRITE_SKILLS = {
     "Machine Live Response",
