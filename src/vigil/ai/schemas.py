@@ -13,6 +13,8 @@ class Category(StrEnum):
 
     IDENTITY_SIGNIN = "identity_signin"
     ENDPOINT_MALWARE = "endpoint_malware"
+    CLOUD_CREDENTIALS = "cloud_credentials"
+    DATA_EXFILTRATION = "data_exfiltration"
     EDGE_WAF_CHANGE = "edge_waf_change"
     ACCOUNT_CHANGE = "account_change"
     PHISHING = "phishing"

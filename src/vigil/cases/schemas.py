@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from vigil.ai.schemas import Citation
 from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
 
 COMMENT_MAX_CHARS = 10_000
@@ -77,12 +78,16 @@ class CaseOut(BaseModel):
     summary: str
     findings: list[str]
     recommended_actions: list[str]
+    citations: list[Citation] = Field(
+        default=[],
+        description="The evidence the verdict rests on: which step, which record or field, the quote, the rule.",
+    )
     assignee: str | None
     created_at: int
     modified_at: int
     closed_at: int | None
 
-    @field_validator("findings", "recommended_actions", mode="before")
+    @field_validator("findings", "recommended_actions", "citations", mode="before")
     @classmethod
     def _parse_list(cls, value: Any) -> Any:
         return json.loads(value) if isinstance(value, str) else value

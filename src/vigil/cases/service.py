@@ -56,6 +56,7 @@ def open_case_for_alert(
         "summary": analysis.summary,
         "findings": json.dumps(analysis.key_findings),
         "recommended_actions": json.dumps(analysis.recommended_actions),
+        "citations": json.dumps([citation.model_dump(mode="json") for citation in analysis.citations]),
         "modified_at": now,
     }
     if case is not None:

@@ -1,8 +1,8 @@
-"""Recommended next steps per category and verdict: what a SOC runbook would tell the analyst to do."""
+"""Recommended next steps per category and disposition: what a SOC runbook would tell the analyst to do."""
 
 from __future__ import annotations
 
-from vigil.ai.schemas import Category, Disposition, Verdict
+from vigil.ai.schemas import Category, Disposition
 
 CONTAINMENT: dict[Category, tuple[str, ...]] = {
     Category.ENDPOINT_MALWARE: (
@@ -17,6 +17,18 @@ CONTAINMENT: dict[Category, tuple[str, ...]] = {
         "Block the source IP address in conditional access or the identity provider",
         "Review mailbox rules, OAuth consents and recent changes made by the account",
     ),
+    Category.CLOUD_CREDENTIALS: (
+        "Deactivate and rotate the exposed access keys or role credentials",
+        "Revoke active sessions of the principal (attach a deny-all policy with a token-age condition)",
+        "Review CloudTrail for everything the credentials did since the first anomalous call",
+        "Enforce IMDSv2 on the instance and restrict its role",
+    ),
+    Category.DATA_EXFILTRATION: (
+        "Block the destination address or service at the proxy and firewall",
+        "Suspend the account's access to file shares and cloud storage",
+        "Preserve the machine's file and network telemetry for the investigation",
+        "Notify the data owner and legal or privacy according to the incident plan",
+    ),
     Category.EDGE_WAF_CHANGE: (
         "Revert the Cloudflare setting or rule change",
         "Rotate the actor's Cloudflare API tokens and keys",
@@ -25,8 +37,8 @@ CONTAINMENT: dict[Category, tuple[str, ...]] = {
     ),
     Category.ACCOUNT_CHANGE: (
         "Revert the account, role or MFA change",
-        "Confirm the change with the user's manager or the change ticket",
         "Reset the credentials of the changed account and of the actor",
+        "Confirm the change with the user's manager or the change ticket",
         "Review other changes the actor made in the same period",
     ),
     Category.PHISHING: (
@@ -41,20 +53,19 @@ CONTAINMENT: dict[Category, tuple[str, ...]] = {
 }
 
 
-def recommended_actions(
-    category: Category, verdict: Verdict, disposition: Disposition, skipped_or_failed: list[str]
-) -> list[str]:
-    """Containment for malicious/suspicious, closure for benign, evidence gathering for inconclusive."""
-    if verdict is Verdict.MALICIOUS:
-        return list(CONTAINMENT[category])
-    if verdict is Verdict.SUSPICIOUS:
-        return ["Review the evidence and confirm before containing", *CONTAINMENT[category][:2]]
-    if verdict is Verdict.BENIGN:
+def recommended_actions(category: Category, disposition: Disposition, unusable: list[str]) -> list[str]:
+    """Containment for a true positive, closure for benign outcomes, the open question for pending."""
+    if disposition is Disposition.TRUE_POSITIVE:
+        actions = list(CONTAINMENT[category])
+    elif disposition is Disposition.PENDING:
+        actions = [
+            "Resolve the open question with the user's manager or the change record before closing",
+            *CONTAINMENT[category][:2],
+        ]
+    else:
         actions = [f"Close the case as {disposition.value.replace('_', ' ')} after review"]
         if disposition is Disposition.FALSE_POSITIVE:
-            actions.append("Tune the detection rule so this pattern stops alerting")
-        return actions
-    actions = ["Have an analyst review the alert: the evidence does not support a verdict"]
-    if skipped_or_failed:
-        actions.append("Fix or connect the integrations for: " + ", ".join(skipped_or_failed))
+            actions.append("Tune the detection or allow-list the cause so this pattern stops alerting")
+    if unusable:
+        actions.append("Fix or connect the integrations for: " + ", ".join(unusable))
     return actions

@@ -1,127 +1,118 @@
-"""Signals → verdict, severity, disposition, confidence and the written summary (docs/analyst.md)."""
+"""Signals -> the written analysis: a summary that names the subject and quotes the decisive evidence."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from vigil.ai.builtin.actions import recommended_actions
-from vigil.ai.builtin.scoring import Signal, checkpoint_answer, score_evidence
-from vigil.ai.schemas import (
-    AlertFacts,
-    Analysis,
-    Category,
-    CheckpointAnswer,
-    Disposition,
-    Evidence,
-    EvidenceKind,
-    EvidenceStatus,
-    Severity,
-    Verdict,
-)
-from vigil.investigations.entities import Entities
+from vigil.ai.builtin.decision import Decision, decide
+from vigil.ai.builtin.scoring import score_evidence
+from vigil.ai.builtin.signals import ALERT_SOURCE, Signal
+from vigil.ai.schemas import AlertFacts, Analysis, Category, Disposition, Evidence, EvidenceStatus
+from vigil.investigations.entities import Entities, EntityKind
 
-MALICIOUS_AT = 5.0
-SUSPICIOUS_AT = 2.0
-BENIGN_AT = -1.5
-CRITICAL_AT = 8.0
-#: |score| at which the evidence counts as fully decisive for confidence.
-DECISIVE_SCORE = 6.0
-CONFIDENCE_FLOOR = 0.3
-CONFIDENCE_CEILING = 0.95
 SUMMARY_DRIVERS = 3
+SUMMARY_ACTIONS = 2
+#: What names the subject of an alert, in the order a summary lists them.
+SUBJECT_KINDS: tuple[tuple[str, tuple[EntityKind, ...]], ...] = (
+    ("user", (EntityKind.EMAILS, EntityKind.USERS)),
+    ("host", (EntityKind.HOSTS, EntityKind.DEVICE_IDS)),
+    ("address", (EntityKind.IPS,)),
+    ("file", (EntityKind.SHA256S, EntityKind.SHA1S, EntityKind.MD5S)),
+    ("domain", (EntityKind.DOMAINS,)),
+)
 
 
 def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence: Sequence[Evidence]) -> Analysis:
     """Deterministic: the same alert and evidence always give the same analysis, word for word."""
     signals = score_evidence(alert, entities, evidence)
-    score = round(sum(signal.points for signal in signals), 2)
-    verdict = _verdict(score)
-    disposition = _disposition(verdict, evidence)
-    unusable = [item.step_name for item in evidence if item.status is not EvidenceStatus.OK]
-    confidence = _confidence(score, evidence)
+    decision = decide(category, signals, evidence)
     ranked = sorted(signals, key=lambda signal: -abs(signal.points))  # stable: ties keep rule order
+    unusable = [item.step_name for item in evidence if item.status not in (EvidenceStatus.OK, EvidenceStatus.WAITING)]
+    actions = recommended_actions(category, decision.disposition, unusable)
+    subject = subject_entities(entities)
+    drivers = _drivers(ranked, decision)
+    decisive = list(dict.fromkeys([*subject.values(), *(value for s in drivers for value in s.entities if value)]))
     return Analysis(
-        verdict=verdict,
-        severity=_severity(verdict, score),
-        disposition=disposition,
-        confidence=confidence,
-        summary=_summary(verdict, category, score, confidence, ranked, evidence),
+        verdict=decision.verdict,
+        severity=decision.severity,
+        disposition=decision.disposition,
+        confidence=decision.confidence,
+        summary=_summary(alert, category, decision, subject, drivers, actions, evidence),
         key_findings=[_finding(signal) for signal in ranked]
         + [_failure(item) for item in evidence if item.status is EvidenceStatus.ERROR],
-        recommended_actions=recommended_actions(category, verdict, disposition, unusable),
+        recommended_actions=actions,
         category=category,
+        citations=[signal.citation() for signal in ranked if signal.points or signal.quote],
+        decisive_entities=decisive,
     )
 
 
-def _verdict(score: float) -> Verdict:
-    if score >= MALICIOUS_AT:
-        return Verdict.MALICIOUS
-    if score >= SUSPICIOUS_AT:
-        return Verdict.SUSPICIOUS
-    if score <= BENIGN_AT:
-        return Verdict.BENIGN
-    return Verdict.INCONCLUSIVE
+def subject_entities(entities: Entities) -> dict[str, str]:
+    """The alert's subject: first user, host, address, file hash and domain (entities are ranked by role)."""
+    subject: dict[str, str] = {}
+    for label, kinds in SUBJECT_KINDS:
+        for kind in kinds:
+            values = entities.of(kind)
+            if values:
+                subject[label] = values[0]
+                break
+    return subject
 
 
-def _severity(verdict: Verdict, score: float) -> Severity:
-    if verdict is Verdict.MALICIOUS:
-        return Severity.CRITICAL if score >= CRITICAL_AT else Severity.HIGH
-    return {
-        Verdict.SUSPICIOUS: Severity.MEDIUM,
-        Verdict.INCONCLUSIVE: Severity.LOW,
-        Verdict.BENIGN: Severity.INFORMATIONAL,
-    }[verdict]
-
-
-def _disposition(verdict: Verdict, evidence: Sequence[Evidence]) -> Disposition:
-    """Benign activity the user vouched for is a benign true positive; otherwise the detection was wrong."""
-    if verdict is Verdict.MALICIOUS:
-        return Disposition.TRUE_POSITIVE
-    if verdict is Verdict.BENIGN:
-        confirmed = any(
-            item.kind is EvidenceKind.CHECKPOINT and checkpoint_answer(item) is CheckpointAnswer.CONFIRMED
-            for item in evidence
-        )
-        return Disposition.BENIGN_TRUE_POSITIVE if confirmed else Disposition.FALSE_POSITIVE
-    return Disposition.PENDING
-
-
-def _confidence(score: float, evidence: Sequence[Evidence]) -> float:
-    """Stronger scores raise confidence; steps that failed or were skipped pull it down proportionally."""
-    coverage = sum(item.status is EvidenceStatus.OK for item in evidence) / len(evidence) if evidence else 0.0
-    strength = min(1.0, abs(score) / DECISIVE_SCORE)
-    raw = (CONFIDENCE_FLOOR + (1 - CONFIDENCE_FLOOR) * strength) * (0.5 + 0.5 * coverage)
-    return round(min(CONFIDENCE_CEILING, raw), 2)
+def _drivers(ranked: list[Signal], decision: Decision) -> list[Signal]:
+    """The signals the verdict rests on: those pointing the way of the decision, strongest first."""
+    benign = decision.disposition in (Disposition.FALSE_POSITIVE, Disposition.BENIGN_TRUE_POSITIVE)
+    toward = [signal for signal in ranked if (signal.points < 0 if benign else signal.points > 0)]
+    explaining = [signal for signal in ranked if signal.explains is not None]
+    chosen = (explaining + toward) if benign else toward
+    return list(dict.fromkeys(chosen))[:SUMMARY_DRIVERS]
 
 
 def _finding(signal: Signal) -> str:
-    return f"{signal.finding} ({signal.points:+.1f})" if signal.points else signal.finding
+    text = f"[{signal.rule}] {signal.finding}"
+    return f"{text} ({signal.points:+.1f})" if signal.points else text
 
 
 def _failure(item: Evidence) -> str:
     return f"Step '{item.step_name}' failed: {item.error or 'no error recorded'}"
 
 
+def _cite(signal: Signal) -> str:
+    where = "the alert" if signal.source == ALERT_SOURCE else f"'{signal.source}'"
+    locator = f" {signal.locator}" if signal.locator else ""
+    quote = f': "{signal.citation().quote}"' if signal.quote else ""
+    points = f" ({signal.points:+.1f})" if signal.points else ""
+    return f"[{signal.rule}] {where}{locator}{quote} - {signal.finding}{points}"
+
+
 def _summary(
-    verdict: Verdict,
+    alert: AlertFacts,
     category: Category,
-    score: float,
-    confidence: float,
-    ranked: list[Signal],
+    decision: Decision,
+    subject: dict[str, str],
+    drivers: list[Signal],
+    actions: list[str],
     evidence: Sequence[Evidence],
 ) -> str:
-    label = category.value.replace("_", " ")
-    head = f"{verdict.value.capitalize()} {label} alert (score {score:+.1f}, confidence {confidence:.0%})."
-    drivers = [signal for signal in ranked if signal.points][:SUMMARY_DRIVERS]
+    label = decision.disposition.value.replace("_", " ").capitalize()
+    about = ", ".join(f"{kind} {value}" for kind, value in subject.items()) or "no named entity"
+    parts = [
+        f"{label}, {decision.severity.value} severity (confidence {decision.confidence:.0%}): "
+        f"{category.value.replace('_', ' ')} alert {alert.alert_id} '{alert.alert_type}' about {about}.",
+        f"Why: {decision.reason}.",
+    ]
     if drivers:
-        reasons = "; ".join(_finding(signal) for signal in drivers)
-        body = f" Driven by: {reasons}."
-    else:
-        body = " No evidence pointed either way."
+        parts.append("Decisive evidence: " + "; ".join(_cite(signal) for signal in drivers) + ".")
+    if decision.open_question:
+        parts.append(f"Open question: {decision.open_question}")
+    if actions:
+        parts.append("Recommended: " + "; ".join(actions[:SUMMARY_ACTIONS]) + ".")
     ok = sum(item.status is EvidenceStatus.OK for item in evidence)
     failed = sum(item.status is EvidenceStatus.ERROR for item in evidence)
     skipped = sum(item.status is EvidenceStatus.SKIPPED for item in evidence)
-    tail = f" {ok} of {len(evidence)} steps returned evidence"
+    tail = f"{ok} of {len(evidence)} steps returned evidence"
     if failed or skipped:
         tail += f" ({failed} failed, {skipped} skipped)"
-    return head + body + tail + "."
+    parts.append(tail + ".")
+    return " ".join(parts)

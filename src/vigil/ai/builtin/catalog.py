@@ -30,6 +30,7 @@ class SkillId(StrEnum):
     EDGE_INSIGHTS = "Get Edge Security Center Insights"
     FIND_ACCOUNT = "Find Account by Email"
     LIST_ACCOUNTS = "List Accounts"
+    SECURITY_FINDINGS = "Get Security Findings by Email"
     SEND_CHAT_MESSAGE = "Send Chat Message"
 
 
@@ -125,6 +126,24 @@ RECENT_EDGE_CHANGES = LookupPlan(
     "Cloudflare: recent account changes", (SkillId.EDGE_AUDIT_LOGS,), _always({"per_page": "50"})
 )
 EDGE_INSIGHTS = LookupPlan("Cloudflare: open security insights", (SkillId.EDGE_INSIGHTS,), _always({"per_page": "25"}))
+
+
+def _machine_activity_inputs(entities: Entities) -> dict[str, str] | None:
+    """What ran on the machine and where it connected: processes, parents, command lines, remote addresses."""
+    tables = "union DeviceProcessEvents, DeviceNetworkEvents, DeviceFileEvents"
+    if entities.hosts:
+        return {"query": guarded(EntityKind.HOSTS, f'{tables} | where DeviceName startswith "VALUE" | take 200')}
+    if entities.device_ids:
+        return {"query": guarded(EntityKind.DEVICE_IDS, f'{tables} | where DeviceId == "VALUE" | take 200')}
+    return None
+
+
+MACHINE_ACTIVITY = LookupPlan("Defender: activity on the machine", (SkillId.HUNTING_QUERY,), _machine_activity_inputs)
+USER_FINDINGS = LookupPlan(
+    "Push Security: findings for the user",
+    (SkillId.SECURITY_FINDINGS,),
+    _when(EntityKind.EMAILS, {"email": first(EntityKind.EMAILS)}),
+)
 IDENTITY_ACCOUNT = LookupPlan(
     "Push Security: account of the user",
     (SkillId.FIND_ACCOUNT, SkillId.LIST_ACCOUNTS),

@@ -1,8 +1,10 @@
 """Keyword rules that put an alert into a category (documented in docs/analyst.md, "Categories").
 
-Scoring, not first-match: a keyword in the alert type weighs 3, in the content 1 (content hits capped at 3
-per category, so a long log cannot outvote the type), a matching provider 1, a matching entity shape 1.
-The best score wins if it reaches 2; ties go to the earlier category in `RULES` (the more specific one).
+Only what the *vendor* sets decides (SPEC §4, "Who chooses the plan"): the alert type, the provider, and
+vendor fields of the body — category, finding or event type, threat family, MITRE technique — never free
+text an attacker can write (command lines, subjects, comments). A keyword in the alert type weighs 3, in a
+vendor field 2 (capped at 3 hits), a matching provider 1, a matching entity shape 1, a MITRE technique of
+the category 2. The best score wins if it reaches 2; ties go to the earlier category in `RULES`.
 """
 
 from __future__ import annotations
@@ -10,15 +12,36 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from vigil.ai.builtin.document import fields_of, values
 from vigil.ai.schemas import AlertFacts, Category
 from vigil.investigations.entities import Entities
 
 TYPE_WEIGHT = 3
-CONTENT_WEIGHT = 1
-CONTENT_HITS_CAP = 3
+VENDOR_FIELD_WEIGHT = 2
+VENDOR_HITS_CAP = 3
 PROVIDER_WEIGHT = 1
 ENTITY_WEIGHT = 1
+MITRE_WEIGHT = 2
 MIN_SCORE = 2
+#: Body fields the vendor fills in; their words may choose the category.
+VENDOR_FIELDS = (
+    "category",
+    "categories",
+    "title",
+    "threatFamilyName",
+    "detectionType",
+    "detectionSource",
+    "eventType",
+    "eventName",
+    "riskEventType",
+    "riskEventTypes",
+    "operationName",
+    "activityDisplayName",
+    "findingType",
+    "alertType",
+    "ruleName",
+    "displayName",
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +49,7 @@ class CategoryRule:
     category: Category
     keywords: tuple[str, ...]
     providers: tuple[str, ...] = ()
+    mitre: tuple[str, ...] = ()
 
 
 RULES: tuple[CategoryRule, ...] = (
@@ -42,8 +66,12 @@ RULES: tuple[CategoryRule, ...] = (
             "business email compromise",
             "impersonat",
             "malicious url clicked",
+            "url click",
             "email messages containing",
+            "aitm",
+            "adversary in the middle",
         ),
+        mitre=("T1566", "T1598"),
     ),
     CategoryRule(
         Category.ENDPOINT_MALWARE,
@@ -56,17 +84,69 @@ RULES: tuple[CategoryRule, ...] = (
             "exploit",
             "malicious file",
             "suspicious process",
+            "suspicious powershell",
             "hacktool",
             "mimikatz",
             "coinminer",
-            "cryptocurrency",
             "credential dumping",
+            "credential access",
+            "credentialaccess",
             "lsass",
             "quarantin",
             "persistence",
             "execution",
+            "living off the land",
+            "lateral movement",
+            "defense evasion",
+            "command and control",
+            "scheduled task",
+            "run key",
         ),
         ("microsoft_defender", "defender", "crowdstrike", "sentinelone"),
+        ("T1003", "T1486", "T1490", "T1059", "T1218", "T1547", "T1053", "T1055", "T1105"),
+    ),
+    CategoryRule(
+        Category.CLOUD_CREDENTIALS,
+        (
+            "instance credential",
+            "credential exfiltration",
+            "iam user",
+            "iamuser",
+            "access key",
+            "createaccesskey",
+            "root credential",
+            "assume role",
+            "assumerole",
+            "instance metadata",
+            "imds",
+            "security credentials",
+            "unauthorized access iam",
+            "kubernetes",
+            "service account key",
+        ),
+        ("aws", "gcp", "azure"),
+        ("T1552", "T1528", "T1078.004"),
+    ),
+    CategoryRule(
+        Category.DATA_EXFILTRATION,
+        (
+            "exfiltration",
+            "exfil",
+            "data theft",
+            "mass download",
+            "large upload",
+            "unusual volume",
+            "data transfer",
+            "mass file",
+            "sensitive data",
+            "dlp",
+            "data loss",
+            "external sharing",
+            "cloud storage upload",
+            "bulk download",
+            "staged",
+        ),
+        mitre=("T1567", "T1048", "T1041", "T1537", "T1020", "T1074", "T1560"),
     ),
     CategoryRule(
         Category.EDGE_WAF_CHANGE,
@@ -104,8 +184,6 @@ RULES: tuple[CategoryRule, ...] = (
             "mfa factor",
             "factor deactivate",
             "user account",
-            "access key created",
-            "createaccesskey",
             "api key created",
             "permission change",
             "oauth",
@@ -113,8 +191,16 @@ RULES: tuple[CategoryRule, ...] = (
             "app consent",
             "app password",
             "token created",
+            "mfa not registered",
+            "reused password",
+            "leaked password",
+            "weak password",
+            "shadow it",
+            "unmanaged",
+            "shared account",
         ),
         ("push_security",),
+        ("T1098", "T1136"),
     ),
     CategoryRule(
         Category.IDENTITY_SIGNIN,
@@ -134,9 +220,13 @@ RULES: tuple[CategoryRule, ...] = (
             "risky sign",
             "session start",
             "mfa fatigue",
+            "mfa push",
+            "push notification",
             "token replay",
+            "legacy auth",
         ),
-        ("okta", "entra", "azure_ad", "aws"),
+        ("okta", "entra", "entra_id", "azure_ad", "google_workspace"),
+        ("T1110", "T1621", "T1078"),
     ),
 )
 
@@ -157,16 +247,22 @@ def _hits(text: str, keywords: tuple[str, ...]) -> int:
 def category_scores(alert: AlertFacts, entities: Entities) -> dict[Category, int]:
     """Score of every rule; exposed so the documentation's examples and the tests can show the arithmetic."""
     alert_type = _normalize(alert.alert_type)
-    content = _normalize(alert.alert_content)
+    fields = fields_of(alert.alert_content)
+    vendor = _normalize(" ".join(field.value for field in values(fields, *VENDOR_FIELDS)))
+    if alert.alert_provider.lower() == "aws":
+        vendor += _normalize(" ".join(field.value for field in values(fields, "type")))
+    techniques = {field.value.upper() for field in values(fields, "mitreTechniques", "techniques", "technique")}
     provider = alert.alert_provider.lower()
     scores: dict[Category, int] = {}
     for rule in RULES:
         score = TYPE_WEIGHT * _hits(alert_type, rule.keywords)
-        score += CONTENT_WEIGHT * min(CONTENT_HITS_CAP, _hits(content, rule.keywords))
+        score += VENDOR_FIELD_WEIGHT * min(VENDOR_HITS_CAP, _hits(vendor, rule.keywords))
         if provider in rule.providers:
             score += PROVIDER_WEIGHT
         if _entity_hint(rule.category, entities):
             score += ENTITY_WEIGHT
+        if any(technique.startswith(rule.mitre) for technique in techniques) if rule.mitre else False:
+            score += MITRE_WEIGHT
         scores[rule.category] = score
     return scores
 

@@ -15,10 +15,12 @@ from vigil.ai.builtin.catalog import (
     HASH_PREVALENCE,
     IDENTITY_ACCOUNT,
     IP_ON_ENDPOINTS,
+    MACHINE_ACTIVITY,
     MACHINE_ALERTS,
     MACHINE_DETAILS,
     RECENT_EDGE_CHANGES,
     RELATED_ALERTS,
+    USER_FINDINGS,
     LookupPlan,
     SkillId,
     first,
@@ -29,20 +31,34 @@ from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinit
 
 #: Per category, groups of alternatives: from each group the first plan that is runnable is drafted.
 CATEGORY_PLANS: dict[Category, tuple[tuple[LookupPlan, ...], ...]] = {
-    Category.ENDPOINT_MALWARE: ((MACHINE_DETAILS,), (MACHINE_ALERTS,), (HASH_PREVALENCE,)),
-    Category.IDENTITY_SIGNIN: ((IDENTITY_ACCOUNT,), (IP_ON_ENDPOINTS,)),
-    Category.ACCOUNT_CHANGE: ((IDENTITY_ACCOUNT,), (ACTOR_EDGE_CHANGES,)),
+    Category.ENDPOINT_MALWARE: ((MACHINE_DETAILS,), (MACHINE_ALERTS,), (MACHINE_ACTIVITY,), (HASH_PREVALENCE,)),
+    Category.IDENTITY_SIGNIN: ((IDENTITY_ACCOUNT,), (USER_FINDINGS,), (IP_ON_ENDPOINTS,)),
+    Category.CLOUD_CREDENTIALS: ((IP_ON_ENDPOINTS,), (MACHINE_ACTIVITY,), (IDENTITY_ACCOUNT,), (USER_FINDINGS,)),
+    Category.DATA_EXFILTRATION: (
+        (MACHINE_DETAILS,),
+        (MACHINE_ACTIVITY,),
+        (IP_ON_ENDPOINTS,),
+        (DOMAIN_ON_ENDPOINTS,),
+        (USER_FINDINGS,),
+    ),
+    Category.ACCOUNT_CHANGE: ((IDENTITY_ACCOUNT,), (USER_FINDINGS,), (ACTOR_EDGE_CHANGES,)),
     Category.EDGE_WAF_CHANGE: ((ACTOR_EDGE_CHANGES, RECENT_EDGE_CHANGES), (EDGE_INSIGHTS,), (IDENTITY_ACCOUNT,)),
-    Category.PHISHING: ((DOMAIN_ON_ENDPOINTS,), (HASH_PREVALENCE,), (IDENTITY_ACCOUNT,)),
-    Category.GENERIC: ((MACHINE_DETAILS,), (HASH_PREVALENCE,), (IP_ON_ENDPOINTS,), (IDENTITY_ACCOUNT,)),
+    Category.PHISHING: ((DOMAIN_ON_ENDPOINTS,), (HASH_PREVALENCE,), (IDENTITY_ACCOUNT,), (USER_FINDINGS,)),
+    Category.GENERIC: (
+        (MACHINE_DETAILS,),
+        (MACHINE_ACTIVITY,),
+        (HASH_PREVALENCE,),
+        (IP_ON_ENDPOINTS,),
+        (IDENTITY_ACCOUNT,),
+        (USER_FINDINGS,),
+    ),
 }
-#: Categories where the person named in the alert can tell us whether it was them: their sign-ins, their MFA,
-#: OAuth or account changes, and token or rule changes at the edge made under their name.
-CHECKPOINT_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.ACCOUNT_CHANGE, Category.EDGE_WAF_CHANGE})
 ANALYZE_STEP_NAME = "AI analysis"
 CHECKPOINT_QUESTION = (
     "Vigil is checking the alert '{{ alert.alert_type }}' ({{ alert.alert_id }}) that involves your account"
-    "{% if entities.ips %} from IP address {{ entities.ips[0] }}{% endif %}. Was this you?"
+    "{% if entities.hosts %} on {{ entities.hosts[0] }}{% endif %}"
+    "{% if entities.ips %} from IP address {{ entities.ips[0] }}{% endif %}"
+    "{% if entities.domains %} and {{ entities.domains[0] }}{% endif %}. Did you do this yourself?"
 )
 
 
@@ -59,7 +75,7 @@ def draft_playbook(
         step = _first_runnable(group, entities, runnable)
         if step is not None:
             steps.append(step)
-    if chat_available and category in CHECKPOINT_CATEGORIES and entities.emails:
+    if chat_available and entities.emails:
         steps.append(
             CheckpointStep(
                 name="Ask the user to confirm",

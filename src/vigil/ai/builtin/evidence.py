@@ -75,3 +75,20 @@ def nested(record: dict[str, Any], name: str) -> dict[str, Any]:
     """A sub-object (``action``, ``actor``, ``metadata``) or an empty dict when absent or not an object."""
     value = record.get(name)
     return value if isinstance(value, dict) else {}
+
+
+def field(record: dict[str, Any], name: str) -> Any:
+    """A field's value as stored (case/underscore-insensitive name), or None."""
+    wanted = _key(name)
+    for key, value in record.items():
+        if _key(str(key)) == wanted:
+            return value
+    return None
+
+
+def raw(record: dict[str, Any], name: str) -> str:
+    """A scalar field as text in its original case (for quoting), or ""."""
+    value = field(record, name)
+    if value is None or isinstance(value, dict | list):
+        return ""
+    return str(value).strip()

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from vigil.ai.schemas import Citation
 from vigil.cases import service as cases_service
 from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
 from vigil.cases.models import Case
@@ -116,6 +117,14 @@ def case_list(
     )
 
 
+def _citations(text: str) -> list[Citation]:
+    """The stored citations; a case written before citations existed has none."""
+    try:
+        return [Citation.model_validate(item) for item in json.loads(text or "[]")]
+    except (ValueError, TypeError):
+        return []
+
+
 def _detail_context(session: Session, identity: ConsoleIdentity, case: Case) -> dict[str, Any]:
     investigator = None
     if case.playbook_uuid is not None:
@@ -127,6 +136,7 @@ def _detail_context(session: Session, identity: ConsoleIdentity, case: Case) -> 
     return {
         "case": case,
         "findings": _json_list(case.findings),
+        "citations": _citations(case.citations),
         "actions": _json_list(case.recommended_actions),
         "evidence": [EvidenceOut.model_validate(step) for step in cases_service.case_evidence(session, case)],
         "timeline": cases_service.case_timeline(session, case),

@@ -1,0 +1,129 @@
+"""Signals -> disposition, verdict, severity and confidence: the analyst's judgement, in documented order.
+
+1. The person says it was not them -> true positive.
+2. A trusted source says the detection is wrong (vendor classification, admin tags for security testing,
+   a sample finding, the EICAR test file) -> false positive; says it is expected activity -> benign TP.
+3. Otherwise the score (sum of points) decides: >= 4 true positive; 2-4 true positive of medium severity,
+   or pending when the person confirmed (the evidence and the person disagree); below 2 benign: benign true
+   positive when a person confirmed or the alert reports an activity (a sign-in, a change) that showed no
+   sign of abuse, false positive when a detection claimed something the evidence does not support.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vigil.ai.builtin.signals import ALERT_SOURCE, Explains, Signal
+from vigil.ai.schemas import Category, Disposition, Evidence, EvidenceStatus, Severity, Verdict
+
+TRUE_POSITIVE_AT = 4.0
+SUSPICIOUS_AT = 2.0
+CRITICAL_AT = 9.0
+#: Categories whose alerts report an activity (it happened); the rest are detections (a claim about it).
+ACTIVITY_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.ACCOUNT_CHANGE, Category.EDGE_WAF_CHANGE})
+SEVERITY_ORDER = list(Severity)
+CONFIDENCE_CEILING = 0.95
+
+
+@dataclass(frozen=True)
+class Decision:
+    disposition: Disposition
+    verdict: Verdict
+    severity: Severity
+    confidence: float
+    reason: str
+    open_question: str | None = None
+
+
+def decide(category: Category, signals: Sequence[Signal], evidence: Sequence[Evidence]) -> Decision:
+    score = round(sum(signal.points for signal in signals), 2)
+    coverage = _coverage(evidence)
+    denied = _first(signals, "K1")
+    if denied is not None:
+        return _true_positive(signals, score, coverage, f"{denied.finding}", floor=Severity.HIGH)
+    trusted = [signal for signal in signals if signal.explains is not None and signal.rule != "K2"]
+    wrong = next((signal for signal in trusted if signal.explains is Explains.WRONG_DETECTION), None)
+    if wrong is not None:
+        return _benign(Disposition.FALSE_POSITIVE, wrong, coverage)
+    expected = next((signal for signal in trusted if signal.explains is Explains.AUTHORISED), None)
+    if expected is not None:
+        return _benign(Disposition.BENIGN_TRUE_POSITIVE, expected, coverage)
+    if score >= TRUE_POSITIVE_AT:
+        return _true_positive(signals, score, coverage, "the evidence adds up to malicious activity")
+    confirmed = _first(signals, "K2")
+    if score >= SUSPICIOUS_AT:
+        if confirmed is not None:
+            strongest = max((s for s in signals if s.points > 0), key=lambda s: s.points)
+            question = (
+                f"{confirmed.finding}, yet {strongest.finding[0].lower()}{strongest.finding[1:]}: does the user's "
+                "explanation cover it? Confirm with the user's manager or the change record before closing."
+            )
+            return Decision(
+                Disposition.PENDING,
+                Verdict.SUSPICIOUS,
+                Severity.MEDIUM,
+                _confidence(0.4, coverage),
+                "the evidence and the person's answer disagree",
+                question,
+            )
+        return _true_positive(signals, score, coverage, "suspicious evidence and nothing that explains it")
+    if confirmed is not None:
+        return _benign(Disposition.BENIGN_TRUE_POSITIVE, confirmed, coverage)
+    if category in ACTIVITY_CATEGORIES:
+        reason = Signal(rule="B1", points=0.0, finding="the reported activity shows no sign of abuse")
+        return _benign(Disposition.BENIGN_TRUE_POSITIVE, reason, coverage, strength=max(0.0, SUSPICIOUS_AT - score))
+    reason = Signal(rule="B2", points=0.0, finding="no evidence supports what the detection claims")
+    return _benign(Disposition.FALSE_POSITIVE, reason, coverage, strength=max(0.0, SUSPICIOUS_AT - score))
+
+
+def _first(signals: Sequence[Signal], rule: str) -> Signal | None:
+    return next((signal for signal in signals if signal.rule == rule), None)
+
+
+def _true_positive(
+    signals: Sequence[Signal], score: float, coverage: float, reason: str, floor: Severity = Severity.MEDIUM
+) -> Decision:
+    if score >= CRITICAL_AT:
+        severity = Severity.CRITICAL
+    elif score >= TRUE_POSITIVE_AT:
+        severity = Severity.HIGH
+    else:
+        severity = Severity.MEDIUM
+    if any(signal.asset_value for signal in signals):
+        severity = _raise(severity)
+    if SEVERITY_ORDER.index(severity) < SEVERITY_ORDER.index(floor):
+        severity = floor
+    confidence = _confidence(0.55 + 0.05 * min(score, 8.0), coverage)
+    return Decision(Disposition.TRUE_POSITIVE, Verdict.MALICIOUS, severity, confidence, reason)
+
+
+def _benign(disposition: Disposition, because: Signal, coverage: float, strength: float | None = None) -> Decision:
+    severity = Severity.INFORMATIONAL if disposition is Disposition.FALSE_POSITIVE else Severity.LOW
+    weight = abs(because.points) if strength is None else strength
+    return Decision(
+        disposition,
+        Verdict.BENIGN,
+        severity,
+        _confidence(0.5 + 0.08 * min(weight, 5.0), coverage),
+        because.finding,
+    )
+
+
+def _raise(severity: Severity) -> Severity:
+    return SEVERITY_ORDER[min(len(SEVERITY_ORDER) - 1, SEVERITY_ORDER.index(severity) + 1)]
+
+
+def _coverage(evidence: Sequence[Evidence]) -> float:
+    if not evidence:
+        return 0.0
+    return sum(item.status is EvidenceStatus.OK for item in evidence) / len(evidence)
+
+
+def _confidence(base: float, coverage: float) -> float:
+    """Failed or skipped steps pull confidence down: up to a third when nothing ran."""
+    return round(min(CONFIDENCE_CEILING, base * (2 + coverage) / 3), 2)
+
+
+def alert_only(signals: Sequence[Signal]) -> bool:
+    return all(signal.source == ALERT_SOURCE for signal in signals)

@@ -1,0 +1,60 @@
+"""The alert body as fields with paths: what the vendor said, where it said it (for citations).
+
+Alert content is JSON more often than not. Rules that read vendor fields need each scalar value with the
+key it sits under and a readable path (``evidence[2].processCommandLine``) to cite; plain-text alerts have
+one field, ``content``. Walking is iterative and capped, so a hostile alert costs linear time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+MAX_FIELDS = 5_000
+
+
+@dataclass(frozen=True)
+class Field:
+    path: str
+    key: str  # lower-cased, without ``_ - .`` and spaces: ``processCommandLine`` -> ``processcommandline``
+    parent: str  # the enclosing object's key, normalized the same way
+    value: str
+
+
+def normalize_key(key: str) -> str:
+    return "".join(ch for ch in key.lower() if ch not in "_-. ")
+
+
+def fields_of(content: str) -> list[Field]:
+    """Every scalar value of a JSON body with its path; a non-JSON body is one ``content`` field."""
+    try:
+        document: object = json.loads(content)
+    except (ValueError, RecursionError):
+        return [Field("content", "content", "", content)]
+    if not isinstance(document, dict | list):
+        return [Field("content", "content", "", content)]
+    found: list[Field] = []
+    stack: list[tuple[str, str, str, object]] = [("", "", "", document)]
+    while stack and len(found) < MAX_FIELDS:
+        path, key, parent, value = stack.pop()
+        if isinstance(value, dict):
+            children = [(f"{path}.{k}" if path else str(k), normalize_key(str(k)), key, v) for k, v in value.items()]
+            stack.extend(reversed(children))
+        elif isinstance(value, list):
+            stack.extend(reversed([(f"{path}[{i}]", key, parent, v) for i, v in enumerate(value)]))
+        elif value is not None:
+            text = value if isinstance(value, str) else json.dumps(value)
+            found.append(Field(path or "content", key, parent, text))
+    return found
+
+
+def values(fields: list[Field], *keys: str) -> list[Field]:
+    """Fields whose key is one of `keys` (normalized), in document order."""
+    wanted = {normalize_key(key) for key in keys}
+    return [field for field in fields if field.key in wanted]
+
+
+def first(fields: list[Field], *keys: str) -> Field | None:
+    """The shallowest field among `keys` (top-level severity beats a nested one)."""
+    matches = values(fields, *keys)
+    return min(matches, key=lambda field: field.path.count(".") + field.path.count("[")) if matches else None

@@ -1,0 +1,505 @@
+"""Rules over the alert itself: the vendor's own fields, sign-in factors, account changes, injection (A, S, U).
+
+Only fields the *vendor* sets decide here (severity, category, MITRE technique, classification, tags, sign-in
+context); attacker-writable text (command lines, subjects, comments) is read for behaviours and injection
+attempts, which are evidence, never switches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from vigil.ai.builtin.document import Field, fields_of, first, values
+from vigil.ai.builtin.patterns import behaviours_in
+from vigil.ai.builtin.signals import Explains, Signal
+from vigil.ai.schemas import AlertFacts
+
+#: Vendor category / finding-type words -> (points, what it means). First match per field wins.
+CATEGORY_WEIGHTS: tuple[tuple[str, float, str], ...] = (
+    ("ransomware", 3.0, "ransomware"),
+    ("credentialaccess", 2.0, "credential access"),
+    ("credentialexfiltration", 2.5, "credential exfiltration"),
+    ("credentialtheft", 2.0, "credential theft"),
+    ("exfiltration", 2.0, "exfiltration"),
+    ("commandandcontrol", 2.0, "command and control"),
+    ("backdoor", 2.0, "backdoor"),
+    ("trojan", 2.0, "trojan"),
+    ("malware", 2.0, "malware"),
+    ("cryptocurrency", 1.5, "cryptomining"),
+    ("lateralmovement", 1.5, "lateral movement"),
+    ("impact", 1.5, "impact"),
+    ("unauthorizedaccess", 1.5, "unauthorised access"),
+    ("privilegeescalation", 1.5, "privilege escalation"),
+    ("defenseevasion", 1.0, "defence evasion"),
+    ("persistence", 1.0, "persistence"),
+    ("initialaccess", 1.0, "initial access"),
+    ("execution", 1.0, "execution"),
+    ("phish", 1.5, "phishing"),
+    ("stealth", 1.0, "stealth"),
+    ("policy", 0.5, "policy violation"),
+    ("discovery", 0.5, "discovery"),
+    ("recon", 0.5, "reconnaissance"),
+    ("suspiciousactivity", 0.5, "suspicious activity"),
+)
+#: MITRE ATT&CK technique prefixes -> (points, name). Distinct matches add up, capped at `MITRE_CAP`.
+MITRE_WEIGHTS: tuple[tuple[str, float, str], ...] = (
+    ("T1486", 3.0, "data encrypted for impact"),
+    ("T1490", 2.0, "inhibit system recovery"),
+    ("T1003", 2.0, "OS credential dumping"),
+    ("T1552", 1.5, "unsecured credentials"),
+    ("T1555", 1.5, "credentials from password stores"),
+    ("T1558", 1.5, "Kerberos ticket theft"),
+    ("T1567", 2.0, "exfiltration over web service"),
+    ("T1048", 2.0, "exfiltration over alternative protocol"),
+    ("T1041", 2.0, "exfiltration over C2 channel"),
+    ("T1537", 2.0, "transfer data to cloud account"),
+    ("T1621", 1.5, "MFA request generation"),
+    ("T1110", 1.0, "brute force"),
+    ("T1566", 1.0, "phishing"),
+    ("T1059", 1.0, "command and scripting interpreter"),
+    ("T1105", 1.0, "ingress tool transfer"),
+    ("T1218", 1.0, "system binary proxy execution"),
+    ("T1027", 0.5, "obfuscated files"),
+    ("T1078", 0.5, "valid accounts"),
+    ("T1098", 1.0, "account manipulation"),
+)
+MITRE_CAP = 3.0
+#: The vendor's own decision about its alert.
+VENDOR_WRONG = frozenset({"falsepositive", "notmalicious", "securitytesting", "benign"})
+VENDOR_AUTHORISED = frozenset(
+    {
+        "informationalexpectedactivity",
+        "benignpositive",
+        "lineofbusinessapplication",
+        "confirmedactivity",
+        "confirmeduseractivity",
+        "expectedactivity",
+    }
+)
+VENDOR_MALICIOUS = frozenset(
+    {"truepositive", "malware", "apt", "malicioususeractivity", "compromisedaccount", "phishing", "multistagedattack"}
+)
+#: Keys where administrators or vendors label assets; words there are trusted (attackers cannot set them).
+TAG_KEYS = ("machineTags", "tags", "labels", "deviceTags", "resourceTags", "assetTags", "value")
+TAG_PARENTS = frozenset({"tags", "resourcetags", "labels"})
+TESTING_TAG = re.compile(
+    r"scanner|pen-?test|penetration|red[ -]?team|vulnerability|vuln[ -]?scan|security[ -]?test|attack[ -]?simulation"
+    r"|phish(?:ing)?[ -]?simulation|breach and attack|\bbas\b|authori[sz]ed[ -]?(?:scan|test)",
+    re.IGNORECASE,
+)
+HIGH_VALUE_TAG = re.compile(
+    r"domain[ -]?controller|\bdc\b|production|\bprod\b|crown[ -]?jewel|executive|\bvip\b|finance|payroll|critical",
+    re.IGNORECASE,
+)
+SIMULATION_KEYS = ("isSimulation", "simulation", "phishSimulation", "attackSimulation", "sample", "isTest")
+EICAR = re.compile(r"eicar", re.IGNORECASE)
+#: Sign-in context.
+HOSTING = re.compile(
+    r"digitalocean|amazon|\baws\b|google cloud|microsoft azure|\bovh|hetzner|linode|akamai|vultr|choopa|m247"
+    r"|leaseweb|contabo|scaleway|hostinger|datacamp|packethub|hostwinds|colocrossing|\btor\b|mullvad"
+    r"|nordvpn|expressvpn|proton ?vpn|private internet access|surfshark|ipvanish|hosting|datacenter|data center"
+    r"|\bvpn\b|proxy",
+    re.IGNORECASE,
+)
+ASN_KEYS = ("asOrg", "asnOrg", "isp", "asn", "autonomousSystemOrganization", "organization", "asName", "networkOwner")
+ANON_FLAG_KEYS = ("isProxy", "isTor", "isAnonymous", "anonymizer", "isAnonymousProxy", "isHosting", "isVpn")
+LEGACY_PROTOCOLS = frozenset(
+    {
+        "imap",
+        "imap4",
+        "pop",
+        "pop3",
+        "smtp",
+        "authenticated smtp",
+        "exchange activesync",
+        "other clients",
+        "exchange web services",
+        "mapi over http",
+        "autodiscover",
+        "legacy authentication",
+        "basic auth",
+    }
+)
+RISK_KEYS = ("riskLevel", "riskLevelAggregated", "riskLevelDuringSignIn", "riskState", "risk")
+#: Entra / Okta risk detections and behaviours -> (points, meaning).
+SIGNIN_RISKS: tuple[tuple[str, float, str], ...] = (
+    ("impossibletravel", 2.0, "impossible travel"),
+    ("unlikelytravel", 2.0, "impossible travel"),
+    ("velocity=positive", 2.0, "impossible travel (velocity)"),
+    ("anonymizedipaddress", 2.0, "sign-in from an anonymising network"),
+    ("maliciousipaddress", 2.0, "sign-in from a known malicious address"),
+    ("leakedcredentials", 2.5, "the user's credentials were leaked"),
+    ("passwordspray", 2.0, "password spray"),
+    ("mfafraud", 3.0, "the user reported MFA fraud"),
+    ("tokenissueranomaly", 2.0, "token issuer anomaly"),
+    ("anomaloustoken", 2.0, "anomalous token"),
+    ("suspiciousinboxforwarding", 2.0, "suspicious inbox forwarding"),
+    ("newgeolocation=positive", 1.0, "new location for the user"),
+    ("newcountry", 1.0, "new country for the user"),
+    ("newdevice=positive", 1.0, "new device for the user"),
+    ("unfamiliarfeatures", 1.0, "unfamiliar sign-in properties"),
+    ("newip=positive", 0.5, "new IP address for the user"),
+)
+NEW_FLAG_KEYS = {
+    "newdevice": (1.0, "new device for the user"),
+    "isnewdevice": (1.0, "new device for the user"),
+    "newcountry": (1.0, "new country for the user"),
+    "isnewcountry": (1.0, "new country for the user"),
+    "newlocation": (1.0, "new location for the user"),
+    "impossibletravel": (2.0, "impossible travel"),
+}
+PUSH_DENIALS = re.compile(
+    r"deny_push|rejected okta push|push[^\n]{0,40}(?:denied|rejected)|declined the authentication"
+)
+PUSH_COUNT_KEY = re.compile(r"push|mfarequest|mfaprompt|denied|rejected|declined")
+PUSH_FLOOD = 3
+#: Account and audit changes the alert reports (CloudTrail event names, Okta event types, Entra operations).
+CHANGE_RULES: tuple[tuple[re.Pattern[str], float, str], ...] = (
+    (
+        re.compile(
+            r"createaccesskey|createloginprofile|updateloginprofile|api[ ._]?token[ ._]?(?:create|creat)|app password"
+            r"|createtoken|token\.create|access key created|api key created|application\.credential",
+            re.IGNORECASE,
+        ),
+        1.5,
+        "new credentials (key, token or password) were created",
+    ),
+    (
+        re.compile(
+            r"administratoraccess|attach(?:user|role|group)policy|putuserpolicy|global administrator|privileged role"
+            r"|add member to role|role\.assign|grant\.admin|superadmin|super administrator|owner role|\badmin role",
+            re.IGNORECASE,
+        ),
+        2.0,
+        "administrative privileges were granted",
+    ),
+    (
+        re.compile(
+            r"factor\.deactivate|factor\.reset|mfa[^\n]{0,20}(?:disabled|removed|deactivated|reset)|stoplogging|deletetrail"
+            r"|deletedetector|disablesecurityhub|deleteflowlogs|putbucketpublicaccessblock|deletebucketpolicy"
+            r"|set-mailbox[^\n]{0,40}forwardingsmtpaddress|new-inboxrule|forwardto|policy\.lifecycle\.deactivate",
+            re.IGNORECASE,
+        ),
+        2.0,
+        "a security control was turned down or removed",
+    ),
+    (
+        re.compile(
+            r"mail\.readwrite|mail\.read\b|mail\.send|files\.readwrite\.all|full_access_as_user|directory\.readwrite"
+            r"|offline_access[^\n]{0,80}mail|consent to application",
+            re.IGNORECASE,
+        ),
+        1.5,
+        "an application was granted broad access to mail or files",
+    ),
+)
+CHANGE_KEYS = (
+    "eventName",
+    "eventType",
+    "operationName",
+    "activityDisplayName",
+    "operation",
+    "action",
+    "scopes",
+    "scope",
+)
+INJECTION = re.compile(
+    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|"
+    r"other)?\s*(?:instructions|prompts?|rules|guidelines|context)"
+    r"|\b(?:ai|a\.i\.|llm|gpt|chatgpt|assistant|investigator|copilot|language model|chatbot|soc bot|analyst bot)\b"
+    r"[^.\n]{0,80}\b(?:mark|classify|close|resolve|treat|report|set|dismiss|ignore)\b"
+    r"|\b(?:mark|classify|close|resolve|report|treat)\s+(?:this|the)\s+(?:alert|case|incident|ticket|event|finding)\s+"
+    r"(?:as\s+)?(?:benign|safe|false[ -]positive|resolved|closed|clean|harmless|expected)"
+    r"|system\s*prompt|you are now\b|new instructions|do not (?:escalate|alert|report|investigate|notify)",
+    re.IGNORECASE,
+)
+INJECTION_POINTS = 2.0
+#: Fields whose text a process or script put there: behaviours are looked for in these.
+COMMAND_KEYS = (
+    "processCommandLine",
+    "commandLine",
+    "cmdLine",
+    "command",
+    "parentProcessCommandLine",
+    "initiatingProcessCommandLine",
+    "script",
+    "fileName",
+    "filePath",
+    "folderPath",
+    "url",
+    "remoteUrl",
+)
+ALERT_BEHAVIOUR_WEIGHT = 0.75
+
+
+def alert_rules(alert: AlertFacts) -> list[Signal]:
+    """Everything the alert itself says, before any skill ran."""
+    fields = fields_of(alert.alert_content)
+    signals: list[Signal] = []
+    for rule in (
+        _severity,
+        _category,
+        _mitre,
+        _vendor_decision,
+        _testing_markers,
+        _asset_tags,
+        _behaviours,
+        _signin_risks,
+        _anonymising_network,
+        _legacy_protocol,
+        _push_flood,
+        _changes,
+        _injection,
+    ):
+        signals.extend(rule(alert, fields))
+    return signals
+
+
+def _cite(
+    rule: str,
+    points: float,
+    finding: str,
+    field: Field,
+    *,
+    explains: Explains | None = None,
+    asset_value: bool = False,
+) -> Signal:
+    return Signal(
+        rule=rule,
+        points=points,
+        finding=finding,
+        locator=field.path,
+        quote=field.value,
+        explains=explains,
+        asset_value=asset_value,
+    )
+
+
+def _severity(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    field = first(fields, "severity", "severityLevel", "alertSeverity")
+    if field is None:
+        return []
+    label = severity_label(field.value)
+    if label == "high":
+        return [_cite("A1", 1.0, f"The source rated the alert {field.value}", field)]
+    if label == "medium":
+        return [_cite("A1", 0.5, f"The source rated the alert {field.value}", field)]
+    return []
+
+
+def severity_label(raw: str) -> str:
+    """Vendor severities to high/medium/low; numbers are GuardDuty's 0-10 scale (7+ high, 4+ medium)."""
+    text = raw.strip().lower()
+    try:
+        number = float(text)
+    except ValueError:
+        return {"critical": "high", "high": "high", "medium": "medium", "moderate": "medium"}.get(text, "low")
+    return "high" if number >= 7 else "medium" if number >= 4 else "low"
+
+
+def _category(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """The vendor's category or finding type: a ransomware detection is not the same claim as discovery."""
+    keys = ["category", "categories", "threatFamilyName", "detectionType", "threatType", "threatTypes"]
+    if alert.alert_provider.lower() == "aws":
+        keys.append("type")  # GuardDuty's finding type, e.g. UnauthorizedAccess:IAMUser/...
+    best: tuple[float, str, Field] | None = None
+    for field in values(fields, *keys):
+        squashed = re.sub(r"[^a-z]", "", field.value.lower())
+        for word, points, meaning in CATEGORY_WEIGHTS:
+            if word in squashed:
+                if best is None or points > best[0]:
+                    best = (points, meaning, field)
+                break
+    if best is None:
+        return []
+    points, meaning, field = best
+    return [_cite("A2", points, f"The vendor classifies the activity as {meaning} ({field.value})", field)]
+
+
+def _mitre(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    techniques = values(fields, "mitreTechniques", "techniques", "mitreTechnique", "attackTechniques", "technique")
+    seen: dict[str, tuple[float, Field]] = {}
+    for field in techniques:
+        for prefix, points, name in MITRE_WEIGHTS:
+            if field.value.upper().startswith(prefix) and name not in seen:
+                seen[name] = (points, field)
+    if not seen:
+        return []
+    total = min(MITRE_CAP, sum(points for points, _ in seen.values()))
+    names = ", ".join(f"{field.value} {name}" for name, (_, field) in seen.items())
+    field = next(iter(seen.values()))[1]
+    return [_cite("A3", total, f"MITRE ATT&CK techniques of the alert: {names}", field)]
+
+
+def _vendor_decision(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """The vendor already classified its alert (Defender classification/determination, a 'benign' verdict)."""
+    signals: list[Signal] = []
+    for field in values(fields, "classification", "determination", "verdict", "vendorVerdict"):
+        word = re.sub(r"[^a-z]", "", field.value.lower())
+        if word in VENDOR_WRONG:
+            signals.append(
+                _cite(
+                    "A4",
+                    -5.0,
+                    f"The vendor classified the alert {field.value}",
+                    field,
+                    explains=Explains.WRONG_DETECTION,
+                )
+            )
+        elif word in VENDOR_AUTHORISED:
+            signals.append(
+                _cite("A4", -4.0, f"The vendor classified the alert {field.value}", field, explains=Explains.AUTHORISED)
+            )
+        elif word in VENDOR_MALICIOUS:
+            signals.append(_cite("A4", 2.0, f"The vendor classified the alert {field.value}", field))
+    return signals[:2]
+
+
+def _testing_markers(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """Admin-set tags (authorised scanner, red team), simulation flags, sample findings, the EICAR test file."""
+    signals = [
+        _cite(
+            "A5",
+            -5.0,
+            f"The asset is labelled as security testing ({field.value})",
+            field,
+            explains=Explains.WRONG_DETECTION,
+        )
+        for field in _tags(fields)
+        if TESTING_TAG.search(field.value)
+    ][:1]
+    for field in values(fields, *SIMULATION_KEYS):
+        if field.value.strip().lower() == "true":
+            signals.append(
+                _cite(
+                    "A5",
+                    -5.0,
+                    f"The source marks this as a simulation or sample ({field.path})",
+                    field,
+                    explains=Explains.WRONG_DETECTION,
+                )
+            )
+            break
+    for field in values(fields, "threatFamilyName", "threatName", "title", "fileName", "malwareName", "threat"):
+        if EICAR.search(field.value):
+            signals.append(
+                _cite(
+                    "A5",
+                    -5.0,
+                    "The detection is the EICAR anti-malware test file",
+                    field,
+                    explains=Explains.WRONG_DETECTION,
+                )
+            )
+            break
+    return signals
+
+
+def _tags(fields: list[Field]) -> Iterable[Field]:
+    return (
+        field
+        for field in fields
+        if field.key in {"machinetags", "tags", "labels", "devicetags", "resourcetags", "assettags"}
+        or (field.key in {"value", "key"} and field.parent in TAG_PARENTS)
+    )
+
+
+def _asset_tags(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    for field in _tags(fields):
+        if HIGH_VALUE_TAG.search(field.value):
+            return [_cite("V1", 0.0, f"High-value asset ({field.value})", field, asset_value=True)]
+    for field in values(fields, "deviceValue", "assetCriticality", "criticality"):
+        if field.value.strip().lower() in {"high", "critical"}:
+            return [_cite("V1", 0.0, f"High-value asset ({field.path} {field.value})", field, asset_value=True)]
+    return []
+
+
+def _behaviours(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """Process, file and URL fields of the alert's own evidence, read for what they show."""
+    signals: list[Signal] = []
+    seen: set[str] = set()
+    for field in values(fields, *COMMAND_KEYS):
+        for behaviour in behaviours_in(field.value):
+            if behaviour.rule not in seen:
+                seen.add(behaviour.rule)
+                points = round(behaviour.points * ALERT_BEHAVIOUR_WEIGHT, 2)
+                signals.append(_cite(behaviour.rule, points, f"The alert's evidence shows {behaviour.name}", field))
+    return signals
+
+
+def _signin_risks(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    signals: list[Signal] = []
+    meanings: set[str] = set()
+    for field in fields:
+        squashed = re.sub(r"[^a-z=]", "", field.value.lower())
+        for word, points, meaning in SIGNIN_RISKS:
+            if word in squashed and meaning not in meanings:
+                meanings.add(meaning)
+                signals.append(_cite("S1", points, f"Sign-in risk: {meaning}", field))
+        flag = NEW_FLAG_KEYS.get(field.key)
+        if flag is not None and field.value.strip().lower() == "true" and flag[1] not in meanings:
+            meanings.add(flag[1])
+            signals.append(_cite("S1", flag[0], f"Sign-in risk: {flag[1]}", field))
+    for field in values(fields, *RISK_KEYS):
+        level = re.search(r"high|medium", field.value.lower())
+        if level and "risk level" not in meanings:
+            meanings.add("risk level")
+            points = 2.0 if level.group(0) == "high" else 1.0
+            signals.append(_cite("S2", points, f"The identity provider rates the sign-in risk {level.group(0)}", field))
+    return signals
+
+
+def _anonymising_network(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    for field in values(fields, *ANON_FLAG_KEYS):
+        if field.value.strip().lower() == "true":
+            return [_cite("S3", 2.0, f"The source address is an anonymising proxy, VPN or Tor ({field.path})", field)]
+    for field in values(fields, *ASN_KEYS):
+        if HOSTING.search(field.value):
+            return [
+                _cite(
+                    "S3", 2.0, f"The source address belongs to a hosting or anonymising network ({field.value})", field
+                )
+            ]
+    return []
+
+
+def _legacy_protocol(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    for field in values(fields, "clientAppUsed", "clientApp", "protocol", "authenticationProtocol", "clientProtocol"):
+        if field.value.strip().lower() in LEGACY_PROTOCOLS:
+            return [_cite("S4", 1.5, f"Legacy authentication protocol that bypasses MFA ({field.value})", field)]
+    return []
+
+
+def _push_flood(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """Many MFA pushes denied or sent in a short time: the attacker has the password and is wearing the user down."""
+    denials = [field for field in fields if PUSH_DENIALS.search(field.value.lower())]
+    if len(denials) >= PUSH_FLOOD:
+        return [_cite("S5", 3.0, f"MFA push fatigue: {len(denials)} pushes denied", denials[0])]
+    for field in fields:
+        if PUSH_COUNT_KEY.search(field.key) and field.value.isdigit() and int(field.value) >= PUSH_FLOOD:
+            return [_cite("S5", 3.0, f"MFA push fatigue: {field.path} = {field.value}", field)]
+    return []
+
+
+def _changes(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    signals: list[Signal] = []
+    for pattern, points, meaning in CHANGE_RULES:
+        for field in values(fields, *CHANGE_KEYS):
+            if pattern.search(field.value):
+                signals.append(_cite("C5", points, f"The alert reports that {meaning} ({field.value})", field))
+                break
+    return signals
+
+
+def _injection(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """Text that addresses the AI is an attacker's move: recorded, scored, and never obeyed."""
+    for field in [*fields, Field("alert_type", "alerttype", "", alert.alert_type)]:
+        match = INJECTION.search(field.value)
+        if match:
+            finding = (
+                f"Alert text tries to instruct the investigator (prompt injection) in {field.path}: "
+                f"'{match.group(0)}'; treated as untrusted data, the plan is unchanged"
+            )
+            return [_cite("U1", INJECTION_POINTS, finding, field)]
+    return []

@@ -1,0 +1,279 @@
+"""Rules over Microsoft Defender evidence: hunting rows, machine details, other alerts on the machine (D, H, N).
+
+Hunting rows are read for what they show — the process command line, its parent, the remote address, the
+account — not merely counted; the same artefact on other machines still means spread.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import replace
+
+from vigil.ai.builtin import evidence as read
+from vigil.ai.builtin.patterns import NETWORK_PROCESSES, SCRIPT_PROCESSES, behaviours_in
+from vigil.ai.builtin.rules.alert import HIGH_VALUE_TAG, TESTING_TAG
+from vigil.ai.builtin.signals import Explains, Signal
+from vigil.ai.schemas import AlertFacts, Evidence
+from vigil.investigations.entities import Entities
+
+SPREAD_WIDE = 5
+HUNTING_CAP = 9.0
+EXFIL_BYTES = 100 * 1024 * 1024
+#: Row fields whose text is read for behaviours (process, parent, file, URL).
+ROW_TEXT_FIELDS = (
+    "ProcessCommandLine",
+    "InitiatingProcessCommandLine",
+    "InitiatingProcessParentFileName",
+    "FileName",
+    "FolderPath",
+    "InitiatingProcessFileName",
+    "RemoteUrl",
+    "Url",
+    "CommandLine",
+)
+
+
+def _cite(
+    item: Evidence,
+    rule: str,
+    points: float,
+    finding: str,
+    locator: str,
+    quote: str,
+    *,
+    explains: Explains | None = None,
+    entities: tuple[str, ...] = (),
+    asset_value: bool = False,
+) -> Signal:
+    return Signal(
+        rule=rule,
+        points=points,
+        finding=finding,
+        source=item.step_name,
+        skill_id=item.skill_id,
+        locator=locator,
+        quote=quote,
+        explains=explains,
+        entities=entities,
+        asset_value=asset_value,
+    )
+
+
+def _rows_key(item: Evidence) -> str:
+    output = item.output or {}
+    for key in ("results", "Results", "value", "rows"):
+        if key in output:
+            return key
+    return "results"
+
+
+def hunting(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+    rows = read.records(item.output)
+    key = _rows_key(item)
+    signals: list[Signal] = []
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        for field in ROW_TEXT_FIELDS:
+            text = read.raw(row, field)
+            if not text:
+                continue
+            for behaviour in behaviours_in(text):
+                if behaviour.rule in seen:
+                    continue
+                seen.add(behaviour.rule)
+                device = read.raw(row, "DeviceName")
+                where = f" on {device}" if device else ""
+                signals.append(
+                    _cite(
+                        item,
+                        behaviour.rule,
+                        behaviour.points,
+                        f"'{item.step_name}' shows {behaviour.name}{where}",
+                        f"{key}[{index}].{field}",
+                        text,
+                        entities=tuple(value for value in (device, read.raw(row, "AccountName")) if value),
+                    )
+                )
+    signals.extend(_unusual_connections(item, rows, key))
+    signals.extend(_volume(item, rows, key))
+    total = sum(signal.points for signal in signals)
+    if total > HUNTING_CAP:
+        scale = HUNTING_CAP / total
+        signals = [_scaled(signal, scale) for signal in signals]
+    signals.extend(_spread(item, rows, entities))
+    return signals
+
+
+def _scaled(signal: Signal, scale: float) -> Signal:
+    return replace(signal, points=round(signal.points * scale, 2))
+
+
+def _unusual_connections(item: Evidence, rows: list[dict[str, object]], key: str) -> list[Signal]:
+    """A script host or LOLBin talking to a public address is how downloads and C2 look."""
+    for index, row in enumerate(rows):
+        remote = read.raw(row, "RemoteIP")
+        process = read.raw(row, "InitiatingProcessFileName").lower()
+        if not remote or not process or not _is_public(remote):
+            continue
+        if process in SCRIPT_PROCESSES:
+            finding = f"{process} connected to the external address {remote}"
+            return [
+                _cite(
+                    item,
+                    "N1",
+                    2.0,
+                    finding,
+                    f"{key}[{index}].InitiatingProcessFileName",
+                    f"{process} -> {remote}",
+                    entities=(remote,),
+                )
+            ]
+    for index, row in enumerate(rows):
+        remote = read.raw(row, "RemoteIP")
+        process = read.raw(row, "InitiatingProcessFileName").lower()
+        if remote and process and _is_public(remote) and process not in NETWORK_PROCESSES:
+            finding = f"Unusual process {process} connected to the external address {remote}"
+            return [
+                _cite(
+                    item,
+                    "N1",
+                    1.0,
+                    finding,
+                    f"{key}[{index}].InitiatingProcessFileName",
+                    f"{process} -> {remote}",
+                    entities=(remote,),
+                )
+            ]
+    return []
+
+
+def _volume(item: Evidence, rows: list[dict[str, object]], key: str) -> list[Signal]:
+    for index, row in enumerate(rows):
+        for field in ("SentBytes", "BytesSent", "UploadedBytes", "TotalBytesSent"):
+            text = read.raw(row, field)
+            if text.isdigit() and int(text) >= EXFIL_BYTES:
+                remote = read.raw(row, "RemoteIP") or read.raw(row, "RemoteUrl")
+                finding = f"{int(text) // (1024 * 1024)} MB sent out" + (f" to {remote}" if remote else "")
+                return [
+                    _cite(
+                        item, "H8", 3.0, finding, f"{key}[{index}].{field}", text, entities=(remote,) if remote else ()
+                    )
+                ]
+    return []
+
+
+def _is_public(value: str) -> bool:
+    try:
+        return ipaddress.ip_address(value).is_global
+    except ValueError:
+        return False
+
+
+def _spread(item: Evidence, rows: list[dict[str, object]], entities: Entities) -> list[Signal]:
+    """Machines in the rows other than the alert's own: the same artefact elsewhere means spread."""
+    own = {name.split(".")[0] for name in entities.hosts} | set(entities.device_ids)
+    machines = {read.text(row, "DeviceName", "DeviceId", "ComputerName", "MachineId") for row in rows} - {""}
+    others = sorted(machine for machine in machines if machine.split(".")[0] not in own)
+    if len(others) >= SPREAD_WIDE:
+        return [
+            _cite(
+                item,
+                "D3",
+                3.0,
+                f"'{item.step_name}' found {len(others)} other machines",
+                "DeviceName",
+                ", ".join(others[:10]),
+            )
+        ]
+    if others:
+        listed = ", ".join(others)
+        return [
+            _cite(
+                item,
+                "D3",
+                2.0,
+                f"'{item.step_name}' found {len(others)} other machine(s): {listed}",
+                "DeviceName",
+                listed,
+                entities=tuple(others),
+            )
+        ]
+    return []
+
+
+def machine_details(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+    signals: list[Signal] = []
+    for index, machine in enumerate(read.records(item.output)):
+        name = read.raw(machine, "computerDnsName") or read.raw(machine, "id")
+        tags = [str(tag) for tag in read.field(machine, "machineTags") or [] if isinstance(tag, str)]
+        base = f"machines[{index}]"
+        testing = next((tag for tag in tags if TESTING_TAG.search(tag)), None)
+        if testing:
+            signals.append(
+                _cite(
+                    item,
+                    "D4",
+                    -5.0,
+                    f"Defender tags {name} as security testing ('{testing}')",
+                    f"{base}.machineTags",
+                    testing,
+                    explains=Explains.WRONG_DETECTION,
+                    entities=(name,),
+                )
+            )
+        risk = read.text(machine, "riskScore")
+        if risk == "high":
+            signals.append(_cite(item, "D2", 1.0, f"Defender rates {name}'s risk High", f"{base}.riskScore", "High"))
+        elif risk == "medium":
+            signals.append(
+                _cite(item, "D2", 0.5, f"Defender rates {name}'s risk Medium", f"{base}.riskScore", "Medium")
+            )
+        value = read.text(machine, "deviceValue")
+        valuable = next((tag for tag in tags if HIGH_VALUE_TAG.search(tag)), None)
+        if value == "high" or valuable:
+            reason = "device value High" if value == "high" else f"tag '{valuable}'"
+            signals.append(
+                _cite(
+                    item,
+                    "V1",
+                    0.0,
+                    f"{name} is a high-value machine ({reason})",
+                    f"{base}.deviceValue",
+                    value or str(valuable),
+                    asset_value=True,
+                )
+            )
+        break  # the first machine is the one the lookup asked for
+    return signals
+
+
+def machine_alerts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+    """Other Defender alerts on the device; the alert under investigation itself is not counted."""
+    content = alert.alert_content.lower()
+    records = read.records(item.output)
+    others = [
+        (index, record) for index, record in enumerate(records) if not _is_this_alert(read.text(record, "id"), content)
+    ]
+    ranked = sorted(others, key=lambda pair: {"high": 0, "medium": 1}.get(read.text(pair[1], "severity"), 2))
+    if not ranked:
+        return [_cite(item, "D1", -0.5, "Defender has no other alerts on the machine", "alerts", "[]")]
+    index, top = ranked[0]
+    severity = read.text(top, "severity")
+    title = read.raw(top, "title") or read.raw(top, "id")
+    confirmed = read.text(top, "classification") == "truepositive"
+    if severity == "high":
+        points = 3.0 if confirmed else 2.0
+    elif severity == "medium":
+        points = 1.0
+    else:
+        return []
+    count = sum(1 for _, record in others if read.text(record, "severity") == severity)
+    finding = f"Defender has {count} other {severity}-severity alert(s) on the machine, e.g. '{title}'"
+    if confirmed:
+        finding += " (classified TruePositive)"
+    return [_cite(item, "D1", points, finding, f"alerts[{index}].title", title)]
+
+
+def _is_this_alert(alert_id: str, content: str) -> bool:
+    """Defender alert ids are long and unique; a short id could occur in any content by chance."""
+    return len(alert_id) >= 8 and alert_id in content

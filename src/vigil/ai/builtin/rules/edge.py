@@ -1,0 +1,149 @@
+"""Rules over Cloudflare evidence: who changed what, from where, and whether it turned a control down (C)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from vigil.ai.builtin import evidence as read
+from vigil.ai.builtin.signals import Signal, SkillRule
+from vigil.ai.schemas import AlertFacts, Evidence
+from vigil.investigations.entities import Entities
+
+#: Words that make a Cloudflare audit entry a security-setting change.
+SECURITY_TERMS = re.compile(
+    r"waf|firewall|security_level|securitylevel|ruleset|ssl|tls|ddos|bot|access|rate_limit|ratelimit|token|api_key"
+    r"|apikey|member|two_factor|2fa|dnssec|always_use_https|min_tls|browser_check|challenge|custom_hostname",
+)
+#: New values (or action words) that turn a security control down or off.
+WEAKENING_VALUES = frozenset(
+    {"off", "essentially_off", "disabled", "false", "0", "low", "allow", "bypass", "skip", "log", "none", "flexible"}
+)
+WEAKENING_ACTIONS = re.compile(r"delete|remove|disable|pause|revoke_2fa|downgrade")
+CREDENTIAL_ACTIONS = re.compile(r"token|api_key|apikey|key_create|create_key|service_key|origin_ca")
+ELEVATED_ROLES = re.compile(r"super administrator|administrator|admin|owner")
+
+
+def _entry_text(entry: dict[str, object]) -> str:
+    return " ".join(
+        (
+            read.text(read.nested(entry, "action"), "type"),
+            read.text(read.nested(entry, "resource"), "type"),
+            json.dumps(read.nested(entry, "metadata"), sort_keys=True).lower(),
+            json.dumps(entry.get("newValueJson") or entry.get("new_value_json") or {}, sort_keys=True).lower(),
+        )
+    )
+
+
+def _what(entry: dict[str, object]) -> str:
+    action = read.raw(read.nested(entry, "action"), "type") or "change"
+    resource = read.raw(read.nested(entry, "resource"), "type")
+    new_value = read.raw(entry, "newValue") or read.raw(read.nested(entry, "metadata"), "value")
+    actor = read.raw(read.nested(entry, "actor"), "email") or read.raw(read.nested(entry, "actor"), "ip")
+    parts = [
+        f"{action}",
+        f"on {resource}" if resource else "",
+        f"-> {new_value}" if new_value else "",
+        f"by {actor}" if actor else "",
+    ]
+    return " ".join(part for part in parts if part)
+
+
+def audit_changes(attributed: bool) -> SkillRule:
+    """Cloudflare audit entries; changes count fully only when the log is filtered to the alert's actor."""
+
+    def rule(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+        entries = read.records(item.output)
+        signals: list[Signal] = []
+        weakening = [
+            (i, e) for i, e in enumerate(entries) if SECURITY_TERMS.search(_entry_text(e)) and _is_weakening(e)
+        ]
+        credentials = [(i, e) for i, e in enumerate(entries) if _creates_credential(e)]
+        members = [(i, e) for i, e in enumerate(entries) if _adds_admin(e)]
+        weight = 1.0 if attributed else 0.5
+        for rule_id, found, points, meaning in (
+            ("C2", weakening, 2.5, "turned a security control down or off"),
+            ("C6", credentials, 1.5, "created an API token or key"),
+            ("C7", members, 2.0, "added a member with an administrative role"),
+        ):
+            if found:
+                index, entry = found[0]
+                actor = read.raw(read.nested(entry, "actor"), "email")
+                signals.append(
+                    Signal(
+                        rule=rule_id,
+                        points=round(points * weight, 2),
+                        finding=f"{len(found)} Cloudflare change(s) {meaning}: {_what(entry)}",
+                        source=item.step_name,
+                        skill_id=item.skill_id,
+                        locator=f"entries[{index}]",
+                        quote=_what(entry),
+                        entities=(actor,) if actor else (),
+                    )
+                )
+        if attributed and entries and not signals:
+            signals.append(
+                Signal(
+                    rule="C3",
+                    points=-1.0,
+                    finding=f"The actor's {len(entries)} recent Cloudflare change(s) weaken no security setting",
+                    source=item.step_name,
+                    skill_id=item.skill_id,
+                    locator="entries",
+                    quote="; ".join(_what(entry) for entry in entries[:3]),
+                )
+            )
+        return signals
+
+    return rule
+
+
+def _creates_credential(entry: dict[str, object]) -> bool:
+    what = f"{_action(entry)} {_resource(entry)}"
+    return bool(CREDENTIAL_ACTIONS.search(what)) and bool(re.search(r"create|add|roll|generate", what))
+
+
+def _adds_admin(entry: dict[str, object]) -> bool:
+    what = f"{_action(entry)} {_resource(entry)}"
+    return (
+        "member" in what
+        and not WEAKENING_ACTIONS.search(_action(entry))
+        and bool(ELEVATED_ROLES.search(_entry_text(entry)))
+    )
+
+
+def _action(entry: dict[str, object]) -> str:
+    return read.text(read.nested(entry, "action"), "type")
+
+
+def _resource(entry: dict[str, object]) -> str:
+    return read.text(read.nested(entry, "resource"), "type")
+
+
+def _is_weakening(entry: dict[str, object]) -> bool:
+    metadata = read.nested(entry, "metadata")
+    new_value = read.text(entry, "newValue") or read.text(metadata, "value") or read.text(metadata, "new_value")
+    return new_value in WEAKENING_VALUES or bool(WEAKENING_ACTIONS.search(_action(entry)))
+
+
+def insights(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+    critical = [
+        (index, issue)
+        for index, issue in enumerate(read.records(item.output))
+        if read.text(issue, "severity") == "critical" and read.text(issue, "dismissed") != "true"
+    ]
+    if not critical:
+        return []
+    index, issue = critical[0]
+    subject = read.raw(issue, "subject") or read.raw(issue, "issue_type") or read.raw(issue, "issueType")
+    return [
+        Signal(
+            rule="C4",
+            points=1.0,
+            finding=f"{len(critical)} open critical Cloudflare security insight(s), e.g. {subject}",
+            source=item.step_name,
+            skill_id=item.skill_id,
+            locator=f"insights[{index}]",
+            quote=subject,
+        )
+    ]

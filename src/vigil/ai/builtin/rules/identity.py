@@ -1,0 +1,86 @@
+"""Rules over Push Security evidence: the user's accounts, findings and detections (P)."""
+
+from __future__ import annotations
+
+from vigil.ai.builtin import evidence as read
+from vigil.ai.builtin.signals import Signal
+from vigil.ai.schemas import AlertFacts, Evidence
+from vigil.investigations.entities import Entities
+
+#: Push Security finding types -> (points, meaning).
+FINDING_WEIGHTS: dict[str, tuple[float, str]] = {
+    "stolen_credentials": (3.0, "stolen credentials"),
+    "leaked_password": (2.5, "a leaked password"),
+    "reused_password": (1.0, "a reused password"),
+    "mfa_not_registered": (1.0, "no MFA registered"),
+    "weak_password": (0.5, "a weak password"),
+    "shared_account": (0.5, "a shared account"),
+}
+DETECTION_POINTS = {"critical": 3.5, "high": 3.0, "medium": 1.5, "low": 0.5}
+FINDINGS_CAP = 5.0
+
+
+def _signal(item: Evidence, rule: str, points: float, finding: str, locator: str, quote: str, who: str) -> Signal:
+    return Signal(
+        rule=rule,
+        points=points,
+        finding=finding,
+        source=item.step_name,
+        skill_id=item.skill_id,
+        locator=locator,
+        quote=quote,
+        entities=(who,) if who else (),
+    )
+
+
+def accounts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+    records = read.records(item.output)
+    key = "accounts" if "accounts" in (item.output or {}) else "result"
+    mfa = [read.text(account, "mfaRegistered") for account in records]
+    if "false" in mfa:
+        index = mfa.index("false")
+        account = records[index]
+        who = read.raw(account, "email")
+        app = read.raw(account, "appType")
+        finding = f"Push Security shows {who}'s {app or 'work'} account without MFA"
+        return [_signal(item, "P1", 1.0, finding, f"{key}[{index}].mfaRegistered", "false", who)]
+    if mfa and all(value == "true" for value in mfa):
+        who = read.raw(records[0], "email")
+        finding = f"Push Security shows MFA registered on {who}'s accounts"
+        return [_signal(item, "P1", -0.5, finding, f"{key}[0].mfaRegistered", "true", who)]
+    return []
+
+
+def findings(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+    """Open findings (stolen or leaked credentials weigh most) and detections such as a phishing tool."""
+    output = item.output or {}
+    who = read.raw(output, "email")
+    signals: list[Signal] = []
+    seen: set[str] = set()
+    for index, finding in enumerate(output.get("findings") or []):
+        if not isinstance(finding, dict) or read.text(finding, "state") == "resolved":
+            continue
+        kind = read.text(finding, "type")
+        weight = FINDING_WEIGHTS.get(kind)
+        if weight is None or kind in seen:
+            continue
+        seen.add(kind)
+        app = read.raw(finding, "appType")
+        text = f"Push Security has an open finding: {weight[1]}" + (f" on {app}" if app else "") + f" for {who}"
+        signals.append(_signal(item, "P2", weight[0], text, f"findings[{index}].type", read.raw(finding, "type"), who))
+    for index, detection in enumerate(output.get("detections") or []):
+        if not isinstance(detection, dict) or read.text(detection, "archived") == "true":
+            continue
+        severity = read.text(detection, "severity")
+        points = DETECTION_POINTS.get(severity, 1.0)
+        kind = read.raw(detection, "detectionType") or read.raw(detection, "detection_type")
+        text = f"Push Security detected {kind} ({severity or 'unrated'}) for {who}"
+        signals.append(_signal(item, "P3", points, text, f"detections[{index}].detection_type", kind, who))
+        break
+    total = sum(signal.points for signal in signals)
+    if total > FINDINGS_CAP:
+        signals = [
+            Signal(**{**signal.__dict__, "points": round(signal.points * FINDINGS_CAP / total, 2)})
+            for signal in signals
+        ]
+    return signals
