@@ -3,7 +3,13 @@
 Alert content is JSON text more often than not, and there the *key* says what a value is: a 40-hex string
 under ``machineId`` is a device, under ``sha1`` a hash. Everything else falls back to regexes over the text.
 The regexes are written without nested ambiguous quantifiers so a hostile 256 KiB alert costs linear time,
-and nothing in here raises: a broken alert must still be investigated. Conventions are in docs/analyst.md.
+and nothing in here raises: a broken alert must still be investigated.
+
+The key path also says what *role* a value plays (`Role`): the account that performed the activity, the
+affected machine and the remote address are the alert's subjects and come first in every list, ahead of
+affected accounts and other structured fields, of comment authors, assignees and management infrastructure,
+and of values that only appear in prose. Playbook templates read ``entities.ips[0]``, so this order decides
+what each step looks up. Conventions are in docs/entities.md.
 """
 
 from __future__ import annotations
@@ -12,10 +18,10 @@ import ipaddress
 import json
 import re
 from collections.abc import Iterator
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 #: Content beyond this many characters is ignored; intake caps alerts at 256 KiB, this is a safety margin.
 MAX_CONTENT_CHARS = 1_048_576
@@ -38,8 +44,30 @@ class EntityKind(StrEnum):
     DEVICE_IDS = "device_ids"
 
 
+class Role(IntEnum):
+    """How central a value is to its alert; lists are ordered by role first (lower first)."""
+
+    #: What the alert is about: the account that performed the activity, the affected machine and its id,
+    #: the remote/source address, and indicators (file hash, URL, domain) in their own structured field.
+    SUBJECT = 0
+    #: A structured field without a subject role: the account an admin action was done *to*, a destination,
+    #: the machine's other addresses, an e-mail sender, a free-text ``key=value`` pair.
+    RELATED = 1
+    #: People around the alert (comment authors, assignees, reviewers, approvers, managers, owners) and the
+    #: infrastructure that reported or carried it (reporting host, management server, collector, sensor host,
+    #: DNS server, gateway, proxy).
+    PERIPHERAL = 2
+    #: Found only inside prose: descriptions, titles, command lines, or an alert that is not JSON at all.
+    TEXT = 3
+
+
 class Entities(BaseModel):
-    """Entities of one alert: every list sorted and de-duplicated (IPs: public addresses first)."""
+    """Entities of one alert, every list de-duplicated and ordered by (role, value order).
+
+    Value order is numeric for IPs with public addresses first, alphabetical for everything else.
+    ``subjects`` holds the `Role.SUBJECT` values of each kind (keyed by `EntityKind` value, same order, kinds
+    without subjects left out); it defaults to empty so entities recorded before it existed still validate.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -53,11 +81,24 @@ class Entities(BaseModel):
     users: list[str] = []
     hosts: list[str] = []
     device_ids: list[str] = []
+    subjects: dict[str, list[str]] = {}
+
+    @field_validator("subjects")
+    @classmethod
+    def _subjects_are_known_kinds(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        unknown = sorted(set(value) - {kind.value for kind in EntityKind})
+        if unknown:
+            raise ValueError(f"unknown entity kinds in subjects: {', '.join(unknown)}")
+        return value
 
     def of(self, kind: EntityKind) -> list[str]:
         """The list for one kind, for code that iterates over kinds instead of naming fields."""
         values: list[str] = getattr(self, kind.value)
         return values
+
+    def subject(self, kind: EntityKind | str) -> list[str]:
+        """The subject-role values of one kind (the alert's own user, machine, remote address…), best first."""
+        return self.subjects.get(EntityKind(kind).value, [])
 
     def is_empty(self) -> bool:
         return not any(self.of(kind) for kind in EntityKind)
@@ -119,6 +160,164 @@ _HASH_KEYS: dict[str, EntityKind] = {
 _NO_IP_KEY_PARTS = ("version", "useragent", "build")
 _PLACEHOLDER_VALUES = frozenset({"", "-", "null", "none", "n/a", "na", "unknown", "undefined", "system"})
 
+# --- role vocabulary (same key normalisation) -----------------------------------------------------------
+#
+# A value's role is decided by its own key and its ancestors' keys, never by its words: an attacker writes
+# descriptions and command lines, the vendor writes the field names.
+
+#: Everything under these keys is about the account an action was done *to* (Okta ``target[]``, Entra
+#: ``targetResources[]``); the account that performed it (``actor``, ``initiatedBy``) is the subject.
+_TARGET_KEYS = frozenset({"target", "targets", "targetresource", "targetresources"})
+#: Everything under a key starting with one of these is peripheral: people around the alert, or the
+#: infrastructure that reported or carried it rather than the machine it is about.
+_PERIPHERAL_KEY_PREFIXES = (
+    "comment",
+    "note",
+    "assignedto",
+    "assignee",
+    "createdby",
+    "modifiedby",
+    "lastmodifiedby",
+    "updatedby",
+    "closedby",
+    "resolvedby",
+    "reviewer",
+    "reviewedby",
+    "approver",
+    "approvedby",
+    "manager",
+    "owner",
+    "reporting",
+    "management",
+    "collector",
+    "sensorhost",
+    "sensorname",
+    "sensorip",
+    "dnsserver",
+    "nameserver",
+    "gateway",
+    "defaultgateway",
+    "proxy",
+    "relay",
+    "forwarder",
+)
+#: ``sensor`` alone is infrastructure; ``sensorId`` (CrowdStrike) is the affected machine's id.
+_PERIPHERAL_EXACT_KEYS = frozenset({"sensor", "sensors"})
+#: Infrastructure keys whose value is a machine: typed as a host (or an IP), always peripheral.
+_INFRA_HOST_KEYS = frozenset(
+    {
+        "reportinghost",
+        "reportinghostname",
+        "reportingdevice",
+        "reportingserver",
+        "managementserver",
+        "managementhost",
+        "managementip",
+        "collector",
+        "collectorhost",
+        "collectorname",
+        "collectorip",
+        "sensor",
+        "sensorhost",
+        "sensorhostname",
+        "sensorname",
+        "sensorip",
+        "dnsserver",
+        "dnsservers",
+        "nameserver",
+        "nameservers",
+        "gateway",
+        "gatewayip",
+        "defaultgateway",
+        "proxy",
+        "proxyhost",
+        "proxyip",
+        "proxyserver",
+        "relay",
+        "forwarder",
+    }
+)
+#: Typed by their key but not the subject: the other end of a connection, the account acted upon (Windows
+#: ``TargetUserName``).
+_RELATED_HOST_KEYS = frozenset({"destinationhostname"})
+_RELATED_USER_KEYS = frozenset({"targetusername"})
+#: An e-mail that is the whole value of one of these (or of a user key) is the subject user's address.
+_SUBJECT_EMAIL_KEYS = frozenset(
+    {
+        "email",
+        "emailaddress",
+        "mail",
+        "useremail",
+        "accountemail",
+        "employeeemail",
+        "actoremail",
+        "recipient",
+        "recipients",
+        "recipientemailaddress",
+        "recipientaddress",
+    }
+)
+#: An IP that is the whole value of one of these is the alert's remote/source address (Okta
+#: ``client.ipAddress``, Entra ``ipAddress``, GuardDuty ``remoteIpDetails.ipAddressV4``, CloudTrail
+#: ``sourceIPAddress``, Cloudflare ``actor.ip``)...
+_SUBJECT_IP_KEYS = frozenset(
+    {
+        "ip",
+        "ipaddress",
+        "ipaddressv4",
+        "ipaddressv6",
+        "ipv4",
+        "ipv6",
+        "srcip",
+        "src",
+        "srcaddr",
+        "sourceip",
+        "sourceipaddress",
+        "sourceaddress",
+        "clientip",
+        "clientipaddress",
+        "clientaddress",
+        "remoteip",
+        "remoteipaddress",
+        "remoteaddress",
+        "callerip",
+        "calleripaddress",
+        "callipaddress",
+        "originip",
+        "actorip",
+        "userip",
+    }
+)
+#: ...unless its parent says otherwise (GuardDuty ``localIpDetails``, Okta ``request.ipChain[]``, interfaces).
+_NON_SUBJECT_IP_PARENT_PARTS = ("local", "chain", "interface", "destination", "dst", "private", "nat")
+#: The destination of a connection is the remote end (a subject) when it is public, else just related.
+_DESTINATION_IP_KEYS = frozenset(
+    {"dst", "dstip", "dstaddr", "destip", "destinationip", "destinationipaddress", "destinationaddress", "targetip"}
+)
+#: Prose fields: even a value that is exactly an entity is attacker-writable text there.
+_PROSE_KEYS = frozenset(
+    {
+        "description",
+        "title",
+        "message",
+        "msg",
+        "displaymessage",
+        "summary",
+        "details",
+        "detail",
+        "text",
+        "body",
+        "subject",
+        "reason",
+        "remediation",
+        "recommendation",
+        "recommendedaction",
+        "rawuseragent",
+        "useragent",
+        "query",
+    }
+)
+
 # --- patterns -------------------------------------------------------------------------------------------
 
 _URL_RE = re.compile(r"(?i)\b(?:https?|hxxps?|ftps?)://[^\s\"'<>`{}|\\^]{1,2048}")
@@ -171,11 +370,11 @@ def extract_entities(content: str) -> Entities:
     text = content[:MAX_CONTENT_CHARS] if isinstance(content, str) else ""
     document = _parse_json(text)
     if document is None:
-        collector.scan_text(text)
+        collector.scan_text(text, floor=Role.TEXT)
         collector.scan_key_values(text)
     else:
-        for key, parent, value in _walk(document):
-            collector.add_keyed(key, parent, value)
+        for key, parent, floor, value in _walk(document):
+            collector.add_keyed(key, parent, floor, value)
     return collector.result()
 
 
@@ -191,21 +390,39 @@ def _parse_json(text: str) -> object | None:
     return document
 
 
-def _walk(document: object) -> Iterator[tuple[str, str, str]]:
-    """Yield (key, parent key, string value) for every scalar, iteratively so deep nesting cannot recurse."""
-    stack: list[tuple[str, str, object]] = [("", "", document)]
+def _walk(document: object) -> Iterator[tuple[str, str, Role, str]]:
+    """Yield (key, parent key, role floor, string value) for every scalar; keys come normalised.
+
+    Iterative, so deep nesting cannot recurse; the floor is the weakest role any ancestor key imposes
+    (under ``comments`` everything is peripheral), carried down in O(1) per node so time stays linear.
+    """
+    stack: list[tuple[str, str, Role, object]] = [("", "", Role.SUBJECT, document)]
     while stack:
-        key, parent, node = stack.pop()
+        key, parent, floor, node = stack.pop()
         if isinstance(node, dict):
-            stack.extend((str(child_key), key, child) for child_key, child in reversed(node.items()))
+            for child_key, child in reversed(node.items()):
+                name = _normalize_key(str(child_key))
+                stack.append((name, key, max(floor, _key_floor(name)), child))
         elif isinstance(node, list):
-            stack.extend((key, parent, item) for item in reversed(node))
+            stack.extend((key, parent, floor, item) for item in reversed(node))
         elif isinstance(node, str):
-            yield key, parent, node
+            yield key, parent, floor, node
+
+
+_KEY_NOISE_RE = re.compile(r"[\s_.\-]")
 
 
 def _normalize_key(key: str) -> str:
-    return re.sub(r"[\s_.\-]", "", key.lower())
+    return _KEY_NOISE_RE.sub("", key.lower())
+
+
+def _key_floor(name: str) -> Role:
+    """The weakest role a key imposes on everything below it."""
+    if name in _PERIPHERAL_EXACT_KEYS or name.startswith(_PERIPHERAL_KEY_PREFIXES):
+        return Role.PERIPHERAL
+    if name in _TARGET_KEYS:
+        return Role.RELATED
+    return Role.SUBJECT
 
 
 def _refang(text: str) -> str:
@@ -216,67 +433,108 @@ def _refang(text: str) -> str:
     return text
 
 
+def _ip_role(key: str, parent: str, value: str) -> Role:
+    """Role of an address that is the whole value of ``key``: the remote/source address is the subject."""
+    if key in _SUBJECT_IP_KEYS and not any(part in parent for part in _NON_SUBJECT_IP_PARENT_PARTS):
+        return Role.SUBJECT
+    if key in _DESTINATION_IP_KEYS and _is_public(value):
+        return Role.SUBJECT
+    return Role.RELATED
+
+
+def _email_role(key: str) -> Role:
+    """Role of an e-mail that is the whole value of ``key``: the address of the account that acted is a subject."""
+    if key in _SUBJECT_EMAIL_KEYS or (key in _USER_KEYS and key not in _RELATED_USER_KEYS):
+        return Role.SUBJECT
+    return Role.RELATED
+
+
+def _is_public(value: str) -> bool:
+    try:
+        return ipaddress.ip_address(value).is_global
+    except ValueError:
+        return False
+
+
 class _Collector:
-    """Accumulates candidates per kind; validation happens on the way in, ordering on the way out."""
+    """Accumulates candidates per kind with their best role; validation on the way in, ordering on the way out.
+
+    The cap applies per (kind, role), so prose stuffed with 500 addresses before the subject field cannot push
+    the subject out; `result` keeps the best `MAX_PER_KIND` of each kind.
+    """
 
     def __init__(self) -> None:
-        self._found: dict[EntityKind, set[str]] = {kind: set() for kind in EntityKind}
+        self._found: dict[EntityKind, dict[str, Role]] = {kind: {} for kind in EntityKind}
+        self._counts: dict[EntityKind, list[int]] = {kind: [0] * len(Role) for kind in EntityKind}
 
-    def _add(self, kind: EntityKind, value: str) -> None:
+    def _add(self, kind: EntityKind, value: str, role: Role) -> None:
         bucket = self._found[kind]
-        if len(bucket) < MAX_PER_KIND:
-            bucket.add(value)
+        current = bucket.get(value)
+        if current is None:
+            counts = self._counts[kind]
+            if counts[role] < MAX_PER_KIND:
+                counts[role] += 1
+                bucket[value] = role
+        elif role < current:
+            bucket[value] = role
 
     # -- keyed values (JSON) --
 
-    def add_keyed(self, key: str, parent: str, value: str) -> None:
-        name = _normalize_key(key)
+    def add_keyed(self, name: str, parent: str, floor: Role, value: str) -> None:
+        """Type one string value by its (normalised) key and parent key; ``floor`` is its ancestors' role."""
         stripped = value.strip()
-        if name in _DEVICE_ID_KEYS and self._add_device_id(stripped):
+        if name in _DEVICE_ID_KEYS and self._add_device_id(stripped, floor):
             return
-        if name in _HASH_KEYS and self._add_hash(stripped, _HASH_KEYS[name]):
+        if name in _HASH_KEYS and self._add_hash(stripped, _HASH_KEYS[name], floor):
             return
-        if name in _HOST_KEYS and self._add_host(stripped):
-            return
-        if name in _USER_KEYS or (name == "name" and _normalize_key(parent) in _USER_PARENT_KEYS):
-            self._add_user(stripped)
+        if name in _HOST_KEYS or name in _INFRA_HOST_KEYS:
+            role = Role.RELATED if name in _RELATED_HOST_KEYS else Role.SUBJECT
+            if self._add_host(stripped, max(role, floor)):
+                return
+        if name in _USER_KEYS or (name == "name" and parent in _USER_PARENT_KEYS):
+            self._add_user(stripped, floor, related=name in _RELATED_USER_KEYS)
         identifier_key = name == "id" or name.endswith(("id", "ids", "arn"))  # ids are not hashes
         self.scan_text(
             value,
+            floor=floor,
+            key=name,
+            parent=parent,
             ips=not any(part in name for part in _NO_IP_KEY_PARTS),
             hashes=not identifier_key,
         )
 
-    def _add_device_id(self, value: str) -> bool:
+    def _add_device_id(self, value: str, floor: Role) -> bool:
         lowered = value.lower()
         if _DEVICE_ID_RE.fullmatch(lowered):
-            self._add(EntityKind.DEVICE_IDS, lowered)
+            self._add(EntityKind.DEVICE_IDS, lowered, floor)
             return True
         return False
 
-    def _add_hash(self, value: str, kind: EntityKind) -> bool:
+    def _add_hash(self, value: str, kind: EntityKind, floor: Role) -> bool:
         lowered = value.lower()
         if _HASH_KIND_BY_LENGTH.get(len(lowered)) is kind and _HEX_RE.fullmatch(lowered):
-            self._add(kind, lowered)
+            self._add(kind, lowered, floor)
             return True
         return False
 
-    def _add_host(self, value: str) -> bool:
+    def _add_host(self, value: str, role: Role) -> bool:
         """Record a keyed host name; an address under a host key is an IP instead. False if not host-shaped."""
-        if self._add_ip(value):
+        if self._add_ip(value, role):
             return True
         lowered = value.lower().rstrip(".")
         if _HOST_RE.fullmatch(lowered) and lowered not in _PLACEHOLDER_VALUES and any(c.isalpha() for c in lowered):
-            self._add(EntityKind.HOSTS, lowered)
+            self._add(EntityKind.HOSTS, lowered, role)
             return True
         return False
 
-    def _add_user(self, value: str) -> None:
+    def _add_user(self, value: str, floor: Role, *, related: bool) -> None:
         lowered = value.lower()
         if lowered not in _PLACEHOLDER_VALUES and _USER_RE.fullmatch(lowered) and not lowered.isdigit():
-            self._add(EntityKind.USERS, lowered)
+            # A machine account (``WS-01$``) is the computer acting for itself, not a person to ask.
+            role = Role.RELATED if related or lowered.endswith("$") else Role.SUBJECT
+            self._add(EntityKind.USERS, lowered, max(role, floor))
 
-    def _add_ip(self, value: str) -> bool:
+    def _add_ip(self, value: str, role: Role) -> bool:
         try:
             address = ipaddress.ip_address(value)
         except ValueError:
@@ -285,37 +543,48 @@ class _Collector:
             address = address.ipv4_mapped
         if address.is_unspecified:
             return False
-        self._add(EntityKind.IPS, address.compressed)
+        self._add(EntityKind.IPS, address.compressed, role)
         return True
 
     # -- free text --
 
     def scan_key_values(self, text: str) -> None:
-        """``user=alice host: ws-01`` in free text: the same key vocabulary as JSON, applied to key=value pairs."""
+        """``user=alice host: ws-01`` in free text: the same key vocabulary as JSON, applied to key=value pairs.
+
+        Typed, but never a subject: in a free-text alert anyone who wrote the text could have written the pair.
+        """
         for match in _KEY_VALUE_RE.finditer(text):
             key = _normalize_key(match.group(1))
-            self.add_keyed(_FREE_TEXT_KEY_ALIASES.get(key, key), "", match.group(2))
+            self.add_keyed(_FREE_TEXT_KEY_ALIASES.get(key, key), "", Role.RELATED, match.group(2))
 
-    def scan_text(self, text: str, *, ips: bool = True, hashes: bool = True) -> None:
+    def scan_text(
+        self, text: str, *, floor: Role, key: str = "", parent: str = "", ips: bool = True, hashes: bool = True
+    ) -> None:
+        """Regex-scan one string. A match that is the whole value takes its role from the key; else it is prose."""
         text = _refang(text)
-        self._scan_urls(text)
+        whole = "" if key in _PROSE_KEYS or key.endswith("commandline") else text.strip()
+        self._scan_urls(text, whole, floor)
         if ips:
-            self._scan_ips(text)
+            self._scan_ips(text, whole, floor, key, parent)
         if hashes:
             for match in _HEX_RE.finditer(text):
                 kind = _HASH_KIND_BY_LENGTH.get(len(match.group()))
                 if kind is not None:
-                    self._add(kind, match.group().lower())
+                    role = Role.RELATED if match.group() == whole else Role.TEXT
+                    self._add(kind, match.group().lower(), max(role, floor))
         for match in _EMAIL_RE.finditer(text):
-            self._add_email(match.group())
+            role = _email_role(key) if match.group() == whole else Role.TEXT
+            self._add_email(match.group(), max(role, floor))
         for match in _DOMAIN_RE.finditer(text):
             domain = _clean_domain(match.group(), require_known_tld=True)
             if domain is not None:
-                self._add(EntityKind.DOMAINS, domain)
+                role = Role.SUBJECT if match.group() == whole.rstrip(".") else Role.TEXT
+                self._add(EntityKind.DOMAINS, domain, max(role, floor))
 
-    def _scan_urls(self, text: str) -> None:
+    def _scan_urls(self, text: str, whole: str, floor: Role) -> None:
         for match in _URL_RE.finditer(text):
             url = match.group().rstrip(".,;:!?)]'")
+            role = max(Role.SUBJECT if url == whole else Role.TEXT, floor)
             if url.lower().startswith("hxxp"):
                 url = "http" + url[4:]
             try:
@@ -324,42 +593,61 @@ class _Collector:
                 continue
             if not host:
                 continue
-            self._add(EntityKind.URLS, url)
-            if not self._add_ip(host):
+            self._add(EntityKind.URLS, url, role)
+            if not self._add_ip(host, max(role, Role.RELATED)):  # a URL's address is not the remote peer
                 domain = _clean_domain(host, require_known_tld=False)
                 if domain is not None:
-                    self._add(EntityKind.DOMAINS, domain)
+                    self._add(EntityKind.DOMAINS, domain, role)
 
-    def _scan_ips(self, text: str) -> None:
+    def _scan_ips(self, text: str, whole: str, floor: Role, key: str, parent: str) -> None:
         for match in _IPV4_RE.finditer(text):
             if not _follows_version_word(text, match.start()):
-                self._add_ip(match.group())
+                candidate = match.group()
+                role = _ip_role(key, parent, candidate) if candidate == whole else Role.TEXT
+                self._add_ip(candidate, max(role, floor))
         for match in _IPV6_CANDIDATE_RE.finditer(text):
             candidate = match.group().rstrip(".")
             if candidate.count(":") >= 2:
-                self._add_ip(candidate)
+                role = _ip_role(key, parent, candidate) if candidate == whole else Role.TEXT
+                self._add_ip(candidate, max(role, floor))
 
-    def _add_email(self, candidate: str) -> None:
+    def _add_email(self, candidate: str, role: Role) -> None:
         local, _, domain_part = candidate.rpartition("@")
         domain = _clean_domain(domain_part, require_known_tld=False)
         if domain is not None and local:
-            self._add(EntityKind.EMAILS, f"{local.lower()}@{domain}")
+            self._add(EntityKind.EMAILS, f"{local.lower()}@{domain}", role)
 
     def result(self) -> Entities:
         found = self._found
-        domains = found[EntityKind.DOMAINS] - found[EntityKind.HOSTS]
+        hosts = found[EntityKind.HOSTS]
+        for domain in [value for value in found[EntityKind.DOMAINS] if value in hosts]:
+            del found[EntityKind.DOMAINS][domain]
+        lists = {kind: self._ordered(kind) for kind in EntityKind}
+        subjects = {
+            kind.value: subject
+            for kind, values in lists.items()
+            if (subject := [value for value in values if found[kind][value] == Role.SUBJECT])
+        }
         return Entities(
-            ips=sorted(found[EntityKind.IPS], key=_ip_sort_key),
-            domains=sorted(domains),
-            urls=sorted(found[EntityKind.URLS]),
-            md5s=sorted(found[EntityKind.MD5S]),
-            sha1s=sorted(found[EntityKind.SHA1S]),
-            sha256s=sorted(found[EntityKind.SHA256S]),
-            emails=sorted(found[EntityKind.EMAILS]),
-            users=sorted(found[EntityKind.USERS]),
-            hosts=sorted(found[EntityKind.HOSTS]),
-            device_ids=sorted(found[EntityKind.DEVICE_IDS]),
+            ips=lists[EntityKind.IPS],
+            domains=lists[EntityKind.DOMAINS],
+            urls=lists[EntityKind.URLS],
+            md5s=lists[EntityKind.MD5S],
+            sha1s=lists[EntityKind.SHA1S],
+            sha256s=lists[EntityKind.SHA256S],
+            emails=lists[EntityKind.EMAILS],
+            users=lists[EntityKind.USERS],
+            hosts=lists[EntityKind.HOSTS],
+            device_ids=lists[EntityKind.DEVICE_IDS],
+            subjects=subjects,
         )
+
+    def _ordered(self, kind: EntityKind) -> list[str]:
+        """Best role first, then value order (IPs numeric with public first, the rest alphabetical); capped."""
+        bucket = self._found[kind]
+        if kind is EntityKind.IPS:
+            return sorted(bucket, key=lambda value: (bucket[value], *_ip_sort_key(value)))[:MAX_PER_KIND]
+        return sorted(bucket, key=lambda value: (bucket[value], value))[:MAX_PER_KIND]
 
 
 def _follows_version_word(text: str, start: int) -> bool:
