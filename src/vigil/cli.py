@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
+import re
 import signal
 import sys
 import threading
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import httpx
 import typer
@@ -485,3 +488,147 @@ def secrets_rotate() -> None:
             return
         count = rotation.rotate_key_file(database, box, generate_key())
         console.print(f"Rotated the key in {box.source.description}; re-encrypted {count} connection(s).")
+
+
+# --- evaluation ---------------------------------------------------------------------------------------------
+
+
+def _load_eval_set(set_dir: Path) -> tuple[Any, Any]:
+    """The set's runner and scenario loader, imported from the repository the set lives in.
+
+    The runner drives Vigil against the vendor fakes of the test tree, so it is imported from there
+    (``<repo>/tests/eval``), not shipped in the package.
+    """
+    folder = set_dir.expanduser().resolve()
+    if not (folder / "runner.py").is_file() or not (folder / "scenarios").is_dir():
+        console.print(
+            f"[red]error[/red]: no evaluation set at {folder} (expected runner.py and scenarios/ there; "
+            "run from a Vigil checkout or pass --set <checkout>/tests/eval)."
+        )
+        raise typer.Exit(2)
+    if folder.parent.name != "tests":
+        console.print(f"[red]error[/red]: {folder} is not <checkout>/tests/<set>; the runner needs the test tree.")
+        raise typer.Exit(2)
+    root = str(folder.parent.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    package = f"tests.{folder.name}"
+    # The runner drives the app through Starlette's TestClient, which warns about its httpx backend on import.
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient` is deprecated")
+    try:
+        return importlib.import_module(f"{package}.runner"), importlib.import_module(f"{package}.report")
+    except ImportError as error:
+        console.print(f"[red]error[/red]: cannot import the evaluation runner from {folder}: {error}")
+        raise typer.Exit(2) from error
+
+
+def _redacted(url: str) -> str:
+    """A database URL without its password, for the report."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+def _select_scenarios(scenario_module: Any, set_dir: Path, fast: bool, wanted: list[str]) -> list[Any]:
+    """The set's scenarios (``--fast`` subset), narrowed to ``--scenario`` ids; exits 2 on a bad set or id."""
+    try:
+        scenarios: list[Any] = scenario_module.load_scenarios(set_dir / "scenarios", fast_only=fast)
+    except ValueError as error:
+        console.print(f"[red]error[/red]: invalid scenario: {error}")
+        raise typer.Exit(2) from error
+    unknown = [name for name in wanted if name not in {s.id for s in scenarios}]
+    if unknown:
+        subset = " among the fast scenarios" if fast else ""
+        console.print(f"[red]error[/red]: no scenario {', '.join(unknown)} in {set_dir}{subset}")
+        raise typer.Exit(2)
+    if wanted:
+        scenarios = [s for s in scenarios if s.id in set(wanted)]
+    if not scenarios:
+        console.print("[red]error[/red]: the set has no scenarios to run.")
+        raise typer.Exit(2)
+    return scenarios
+
+
+def _eval_command_line(
+    set_dir: Path, fast: bool, database_url: str | None, model: str | None, output: str, wanted: list[str]
+) -> str:
+    """The command as the report shows it (the database password redacted)."""
+    command = ["vigil", "eval"]
+    if set_dir != Path("tests/eval"):
+        command += ["--set", str(set_dir)]
+    if fast:
+        command.append("--fast")
+    if database_url:
+        command += ["--database-url", _redacted(database_url)]
+    if model:
+        command += ["--model", model]
+    for name in wanted:
+        command += ["--scenario", name]
+    if output != "docs/evaluation.md":
+        command += ["--output", output]
+    return " ".join(command)
+
+
+def _print_eval_progress(result: Any) -> None:
+    mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
+    detail = "" if result.passed else ": " + "; ".join(result.failures)
+    console.print(f"  {mark} {result.id} ({result.category}, {result.run.seconds:.1f} s){detail}", highlight=False)
+
+
+@app.command("eval")
+def eval_command(
+    set_dir: Annotated[
+        Path, typer.Option("--set", help="The evaluation set: <checkout>/tests/eval (runner.py, scenarios/).")
+    ] = Path("tests/eval"),
+    fast: Annotated[bool, typer.Option("--fast", help="Only the scenarios marked fast (the CI subset).")] = False,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", help="Database to run on (default: SQLite in a temp dir).")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Investigator model (default VIGIL_AI_MODEL).")] = None,
+    output: Annotated[
+        str, typer.Option(help="Markdown report path; '-' prints it instead of writing a file.")
+    ] = "docs/evaluation.md",
+    scenario: Annotated[
+        list[str] | None, typer.Option("--scenario", help="Run only this scenario id (repeatable).")
+    ] = None,
+) -> None:
+    """Run the labelled scenario set end to end (API, engine, vendor fakes) and write the accuracy report.
+
+    Exits 1 when the totals miss the acceptance thresholds (disposition and severity 90 %, entities and
+    injection 100 %), 2 when the set, a scenario id or the model is not found.
+    """
+    from vigil.ai.errors import UnsupportedModelError
+    from vigil.ai.factory import get_investigator
+
+    settings = get_settings()
+    configure_logging(settings.log_format, "WARNING")
+    chosen_model = model or settings.ai_model
+    try:
+        get_investigator(chosen_model)
+    except UnsupportedModelError as error:
+        console.print(f"[red]error[/red]: investigator model {chosen_model!r} is not supported: {error}")
+        raise typer.Exit(2) from error
+    runner, report = _load_eval_set(set_dir)
+    scenario_module = importlib.import_module(runner.__name__.rsplit(".", 1)[0] + ".scenario")
+    scenarios = _select_scenarios(scenario_module, set_dir.expanduser().resolve(), fast, scenario or [])
+    console.print(f"Running {len(scenarios)} scenario(s) with investigator [bold]{chosen_model}[/bold]…")
+    evaluated = runner.run_evaluation(
+        scenarios, database_url=database_url, model=chosen_model, progress=_print_eval_progress
+    )
+    console.print(report.rich_table(evaluated))
+    if evaluated.injection_pct is not None:
+        count = len(evaluated.injection_results)
+        console.print(f"Injection checks: {evaluated.injection_pct:.0f} % of {count} scenario(s)")
+    markdown = report.render_markdown(
+        evaluated, _eval_command_line(set_dir, fast, database_url, model, output, scenario or [])
+    )
+    if output == "-":
+        typer.echo(markdown)
+    else:
+        target = Path(output)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(markdown, encoding="utf-8")
+        console.print(f"Report written to {target}")
+    shortfalls = evaluated.shortfalls()
+    if shortfalls:
+        console.print("[red]Below the acceptance thresholds:[/red] " + "; ".join(shortfalls))
+        raise typer.Exit(1)
+    console.print(f"[green]Accepted[/green] in {evaluated.seconds:.0f} s.")

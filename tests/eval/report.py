@@ -141,11 +141,11 @@ def rich_table(report: EvalReport) -> Table:
     table = Table(title=f"Vigil evaluation — {report.model}, {report.database_backend}")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("Category", "left"),
-        ("Scenarios", "right"),
+        ("N", "right"),
         ("Disposition", "right"),
         ("Severity", "right"),
         ("Entities", "right"),
-        ("Mean time", "right"),
+        ("Mean", "right"),
         ("Passed", "right"),
     )
     for column, justify in columns:
