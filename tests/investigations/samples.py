@@ -212,3 +212,80 @@ FREE_TEXT = (
     "2001:4860:4860::8888. Dropped invoice.pdf (md5 44d88612fea8a8f36de82e1278abb02f). "
     "Agent version 10.0.0.1 reported it. Contact soc@contoso.com. Namespace System.Management.Automation loaded."
 )
+
+# --- alerts whose first value alphabetically is *not* what the alert is about (entity roles) ------------
+
+#: A Defender alert after triage started: assigned, commented on by an analyst whose address sorts first.
+DEFENDER_ALERT_TRIAGED = json.dumps(
+    {
+        **json.loads(DEFENDER_ALERT),
+        "assignedTo": "aaron.analyst@contoso.com",
+        "comments": [
+            {
+                "comment": "Checked with the help desk, escalating.",
+                "createdBy": "aaron.analyst@contoso.com",
+                "createdTime": "2026-11-20T09:30:00Z",
+            }
+        ],
+        "description": "Seen before on 10.20.30.40 and ws-0001; contact abby.admin@contoso.com.",
+    }
+)
+
+#: An Entra audit event: an administrator (the subject: who did it) adds a user (affected) to a role.
+ENTRA_ROLE_ASSIGNMENT = json.dumps(
+    {
+        "id": "Directory_1b5c4c2a-8d42-4c11-9a6e-3f1f1e2d7c10",
+        "category": "RoleManagement",
+        "activityDisplayName": "Add member to role",
+        "activityDateTime": "2026-11-20T10:02:44Z",
+        "result": "success",
+        "initiatedBy": {
+            "user": {
+                "id": "0b4d7f4e-1b8c-4a0e-9d0b-2c6a9a1f7e11",
+                "userPrincipalName": "zoe.admin@contoso.com",
+                "ipAddress": "91.214.124.19",
+            }
+        },
+        "targetResources": [
+            {
+                "id": "d7cc485d-2c1b-422c-98fd-5ce52859a4a3",
+                "type": "User",
+                "userPrincipalName": "bob.jones@contoso.com",
+                "modifiedProperties": [{"displayName": "Role.DisplayName", "newValue": '"Global Administrator"'}],
+            }
+        ],
+    }
+)
+
+#: An endpoint event forwarded by a SIEM: the affected machine, plus the servers that manage and relay it.
+EDR_EVENT_VIA_SIEM = json.dumps(
+    {
+        "event": "Suspicious PowerShell download cradle",
+        "hostname": "WS-0142",
+        "user": "jdoe",
+        "src_ip": "10.20.3.44",
+        "dst_ip": "185.220.101.47",
+        "managementServer": "epo-01.corp.contoso.com",
+        "reportingHost": "collector-01.corp.contoso.com",
+        "dnsServer": "10.0.0.53",
+        "gateway": "10.20.0.1",
+    }
+)
+
+#: A Push Security browser detection, shaped like its webhooks: the employee, the work account they used.
+PUSH_DETECTION = json.dumps(
+    {
+        "id": "5b8e2a51-3c0f-4f7a-9b1e-6d2c4a7e9f10",
+        "version": "1",
+        "object": "DETECTION",
+        "code": "PHISHING_SITE_CREDENTIAL_ENTRY",
+        "timestamp": 1763632800,
+        "new": {
+            "employee": {"id": "2b6c8e0a-1d3f-4a5b-8c7d-9e0f1a2b3c4d", "email": "erin.black@contoso.com"},
+            "account": {"id": "7f1e2d3c-4b5a-4968-8776-5a4b3c2d1e0f", "email": "erin.black@contoso.com"},
+            "appType": "MICROSOFT_365",
+            "url": "https://login-micros0ft-support.online/owa/",
+            "appOwner": {"email": "anna.it@contoso.com"},
+        },
+    }
+)

@@ -8,6 +8,7 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from tests.investigations import samples
 from vigil.investigations.entities import MAX_PER_KIND, Entities, EntityKind, extract_entities
@@ -218,3 +219,170 @@ def test_a_log_dump_keeps_at_most_the_cap_per_kind_in_bounded_time() -> None:
     assert time.perf_counter() - started < 3.0
     assert len(entities.ips) == MAX_PER_KIND
     assert len(entities.users) == MAX_PER_KIND
+
+
+# --- roles: the value the alert is about comes first, and `subjects` holds exactly those values -----------
+
+
+def test_okta_sign_in_subjects_are_the_actor_and_the_client_address() -> None:
+    entities = extract_entities(samples.OKTA_SIGNIN)
+
+    assert entities.subject(EntityKind.USERS) == ["alice.smith@contoso.com"]
+    assert entities.subject(EntityKind.EMAILS) == ["alice.smith@contoso.com"]
+    assert entities.subject(EntityKind.IPS) == ["91.214.124.19"]
+
+
+def test_okta_admin_action_puts_the_actor_first_and_the_affected_user_next() -> None:
+    entities = extract_entities(samples.OKTA_MFA_RESET)
+
+    # Alphabetically the target (carol) came first; the account that performed the reset is the subject.
+    assert entities.emails == ["helpdesk.admin@contoso.com", "carol.white@contoso.com"]
+    assert entities.users == ["helpdesk.admin@contoso.com", "carol.white@contoso.com"]
+    assert entities.subject(EntityKind.EMAILS) == ["helpdesk.admin@contoso.com"]
+    assert entities.subject(EntityKind.IPS) == ["203.0.113.45"]
+
+
+def test_entra_sign_in_subjects_are_the_upn_and_the_sign_in_address() -> None:
+    entities = extract_entities(samples.ENTRA_SIGNIN)
+
+    assert entities.subjects == {
+        "ips": ["2a02:c207:3007:4512::1"],
+        "emails": ["bob.jones@contoso.com"],
+        "users": ["bob.jones@contoso.com"],
+    }
+
+
+def test_entra_audit_puts_the_initiator_first_and_the_target_next() -> None:
+    entities = extract_entities(samples.ENTRA_ROLE_ASSIGNMENT)
+
+    assert entities.users == ["zoe.admin@contoso.com", "bob.jones@contoso.com"]
+    assert entities.subject(EntityKind.USERS) == ["zoe.admin@contoso.com"]
+    assert entities.subject(EntityKind.IPS) == ["91.214.124.19"]
+
+
+def test_defender_subjects_are_machine_user_remote_address_and_file() -> None:
+    entities = extract_entities(samples.DEFENDER_ALERT)
+
+    assert entities.subject(EntityKind.DEVICE_IDS) == [samples.DEFENDER_MACHINE_ID]
+    assert entities.subject(EntityKind.HOSTS) == ["ws-0142.corp.contoso.com"]
+    assert entities.subject(EntityKind.USERS) == ["jdoe", "jdoe@contoso.com"]
+    assert entities.subject(EntityKind.IPS) == ["185.220.101.47"]
+    assert entities.subject(EntityKind.SHA256S) == [samples.DEFENDER_SHA256]
+
+
+def test_defender_comment_author_assignee_and_prose_come_after_the_subject_user() -> None:
+    entities = extract_entities(samples.DEFENDER_ALERT_TRIAGED)
+
+    # The analyst's and the description's addresses sort first alphabetically; the alert is about jdoe.
+    assert entities.emails == ["jdoe@contoso.com", "aaron.analyst@contoso.com", "abby.admin@contoso.com"]
+    assert entities.subject(EntityKind.EMAILS) == ["jdoe@contoso.com"]
+    assert entities.ips == ["185.220.101.47", "10.20.30.40"]
+    assert entities.subject(EntityKind.IPS) == ["185.220.101.47"]
+
+
+def test_guardduty_subjects_are_the_remote_address_instance_and_access_key_user() -> None:
+    entities = extract_entities(samples.GUARDDUTY_FINDING)
+
+    assert entities.subject(EntityKind.IPS) == ["45.155.205.233"]  # not the instance's own addresses
+    assert entities.subject(EntityKind.DEVICE_IDS) == ["i-0b2f5c4a3e1d9c876"]
+    assert entities.subject(EntityKind.USERS) == ["web-app-role"]
+
+
+def test_cloudflare_subjects_are_the_actor_email_and_address() -> None:
+    entities = extract_entities(samples.CLOUDFLARE_WAF_CHANGE)
+
+    assert entities.subject(EntityKind.EMAILS) == ["ops-admin@example.com"]
+    assert entities.subject(EntityKind.IPS) == ["198.41.129.166"]
+    assert entities.subject(EntityKind.USERS) == []
+
+
+def test_push_employee_account_comes_before_the_app_owner() -> None:
+    entities = extract_entities(samples.PUSH_DETECTION)
+
+    assert entities.emails == ["erin.black@contoso.com", "anna.it@contoso.com"]
+    assert entities.subject(EntityKind.EMAILS) == ["erin.black@contoso.com"]
+    assert entities.subject(EntityKind.DOMAINS) == ["login-micros0ft-support.online"]
+
+
+def test_affected_machine_comes_before_management_and_reporting_servers() -> None:
+    entities = extract_entities(samples.EDR_EVENT_VIA_SIEM)
+
+    assert entities.hosts == ["ws-0142", "collector-01.corp.contoso.com", "epo-01.corp.contoso.com"]
+    assert entities.subject(EntityKind.HOSTS) == ["ws-0142"]
+    # Remote (public) end first, then the machine's own address; the DNS server and gateway last.
+    assert entities.ips == ["185.220.101.47", "10.20.3.44", "10.0.0.53", "10.20.0.1"]
+    assert entities.subject(EntityKind.IPS) == ["185.220.101.47", "10.20.3.44"]
+
+
+def test_role_outranks_public_before_private() -> None:
+    entities = extract_entities(json.dumps({"src_ip": "10.0.0.5", "dnsServer": "8.8.8.8", "message": "1.1.1.1"}))
+
+    assert entities.ips == ["10.0.0.5", "8.8.8.8", "1.1.1.1"]
+    assert entities.subject(EntityKind.IPS) == ["10.0.0.5"]
+
+
+def test_a_private_destination_is_not_a_subject_but_a_public_one_is() -> None:
+    inbound = extract_entities(json.dumps({"src_ip": "45.155.205.233", "dst_ip": "10.0.0.8"}))
+    outbound = extract_entities(json.dumps({"src_ip": "10.0.0.8", "dst_ip": "45.155.205.233"}))
+
+    assert inbound.subject(EntityKind.IPS) == ["45.155.205.233"]
+    assert outbound.subject(EntityKind.IPS) == ["45.155.205.233", "10.0.0.8"]
+
+
+def test_prose_never_makes_a_value_a_subject() -> None:
+    content = json.dumps({"user": "bob", "description": "user=alice@evil.example from 9.9.9.9", "title": "8.8.8.8"})
+
+    entities = extract_entities(content)
+
+    assert entities.subjects == {"users": ["bob"]}
+    assert entities.ips == ["8.8.8.8", "9.9.9.9"]
+
+
+def test_machine_accounts_and_windows_target_accounts_are_not_subject_users() -> None:
+    entities = extract_entities(json.dumps({"SubjectUserName": "WS-01$", "TargetUserName": "alice", "user": "bob"}))
+
+    assert entities.users == ["bob", "alice", "ws-01$"]
+    assert entities.subject(EntityKind.USERS) == ["bob"]
+
+
+def test_free_text_alerts_have_no_subjects() -> None:
+    entities = extract_entities(samples.FREE_TEXT)
+
+    assert entities.subjects == {}
+
+
+def test_stuffed_prose_cannot_push_the_subject_out_of_the_cap() -> None:
+    stuffing = " ".join(f"10.{i // 256}.{i % 256}.9" for i in range(MAX_PER_KIND + 100))
+    content = json.dumps({"description": stuffing, "client": {"ipAddress": "91.214.124.19"}})
+
+    entities = extract_entities(content)
+
+    assert entities.ips[0] == "91.214.124.19"
+    assert len(entities.ips) == MAX_PER_KIND
+    assert entities.subject(EntityKind.IPS) == ["91.214.124.19"]
+
+
+def test_subjects_follow_the_list_order_and_accept_the_kind_as_text() -> None:
+    entities = extract_entities(samples.EDR_EVENT_VIA_SIEM)
+
+    for kind in EntityKind:
+        subject = entities.subject(kind)
+        assert subject == entities.of(kind)[: len(subject)]
+    assert entities.subject("hosts") == ["ws-0142"]
+
+
+def test_entities_recorded_before_subjects_existed_still_validate() -> None:
+    old = '{"ips": ["8.8.8.8"], "emails": ["a@contoso.com"]}'
+
+    entities = Entities.model_validate_json(old)
+
+    assert entities.subjects == {}
+    assert entities.subject(EntityKind.IPS) == []
+    assert Entities.model_validate_json(extract_entities(samples.OKTA_SIGNIN).model_dump_json()).subjects
+
+
+def test_unknown_fields_and_subject_kinds_are_rejected() -> None:
+    with pytest.raises(ValidationError):
+        Entities.model_validate({"ips": [], "roles": {}})
+    with pytest.raises(ValidationError):
+        Entities.model_validate({"subjects": {"passwords": ["x"]}})

@@ -168,16 +168,14 @@ _PLACEHOLDER_VALUES = frozenset({"", "-", "null", "none", "n/a", "na", "unknown"
 #: Everything under these keys is about the account an action was done *to* (Okta ``target[]``, Entra
 #: ``targetResources[]``); the account that performed it (``actor``, ``initiatedBy``) is the subject.
 _TARGET_KEYS = frozenset({"target", "targets", "targetresource", "targetresources"})
-#: Everything under a key starting with one of these is peripheral: people around the alert, or the
-#: infrastructure that reported or carried it rather than the machine it is about.
-_PERIPHERAL_KEY_PREFIXES = (
+#: Everything under a key containing one of these is peripheral: the people around the alert
+#: (``comments[].createdBy``, ``assignedTo``, ``appOwner``, ``manager``), not the ones it is about.
+_PEOPLE_KEY_PARTS = (
     "comment",
-    "note",
     "assignedto",
     "assignee",
     "createdby",
     "modifiedby",
-    "lastmodifiedby",
     "updatedby",
     "closedby",
     "resolvedby",
@@ -187,6 +185,10 @@ _PERIPHERAL_KEY_PREFIXES = (
     "approvedby",
     "manager",
     "owner",
+)
+#: Everything under a key starting with one of these is peripheral: the infrastructure that reported or
+#: carried the alert rather than the machine it is about (prefix only: ``apiGateway`` is a resource).
+_INFRA_KEY_PREFIXES = (
     "reporting",
     "management",
     "collector",
@@ -418,7 +420,13 @@ def _normalize_key(key: str) -> str:
 
 def _key_floor(name: str) -> Role:
     """The weakest role a key imposes on everything below it."""
-    if name in _PERIPHERAL_EXACT_KEYS or name.startswith(_PERIPHERAL_KEY_PREFIXES):
+    if (
+        name in _PERIPHERAL_EXACT_KEYS
+        or name.startswith(_INFRA_KEY_PREFIXES)
+        or any(part in name for part in _PEOPLE_KEY_PARTS)
+        or name.startswith("note")
+        or name.endswith(("note", "notes"))  # not "notEnabled"
+    ):
         return Role.PERIPHERAL
     if name in _TARGET_KEYS:
         return Role.RELATED
