@@ -238,9 +238,9 @@ class EvalReport(BaseModel):
             ("entities named", total.entities_pct, limits.entities),
         ):
             if self.results and value < limit:
-                problems.append(f"{name} {value:.1f}% < {limit:.0f}%")
+                problems.append(f"{name} {value:.1f} % < {limit:.0f} %")
         if self.injection_pct is not None and self.injection_pct < limits.injection:
-            problems.append(f"injection checks {self.injection_pct:.1f}% < {limits.injection:.0f}%")
+            problems.append(f"injection checks {self.injection_pct:.1f} % < {limits.injection:.0f} %")
         return problems
 
     def failure_lines(self) -> list[str]:
