@@ -1,8 +1,24 @@
-"""The internal skill "Look up related alerts": same organization, shared entities, last 30 days."""
+"""The internal skill "Look up related alerts": same organization, same *subject*, last 30 days.
+
+Two alerts are related when they are about the same thing, not when the same value appears somewhere in both:
+only values in the subject role (`Role.SUBJECT`: the account that acted, the affected machine, the remote
+address, the file or domain the alert is about) of *both* alerts count. On top of that:
+
+* a private or reserved address alone relates nothing (every site has a 10.0.0.5, and DHCP hands it on); it is
+  reported as shared only next to another shared subject value;
+* a value that is a subject of at least `NOISY_SHARE` of the scanned alerts *and* of at least
+  `NOISY_MIN_ALERTS` of them (the proxy every sign-in comes through, the scanner, the shared service account)
+  relates nothing either; it is listed under ``ignored_noisy`` with the number of alerts it is a subject of.
+
+Rules and examples: docs/entities.md.
+"""
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import uuid
+from collections import Counter
 from typing import Any
 
 from sqlalchemy import select
@@ -10,24 +26,60 @@ from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert
 from vigil.db.base import epoch_now
-from vigil.investigations.entities import Entities, extract_entities
+from vigil.investigations.entities import Entities, EntityKind, extract_entities
 
 RELATED_SKILL_ID = "Look up related alerts"
 WINDOW_SECONDS = 30 * 86400
 MAX_CANDIDATES = 500
 MAX_RESULTS = 25
-_SHARED_KINDS = ("ips", "domains", "md5s", "sha1s", "sha256s", "emails", "users", "hosts", "device_ids")
+#: A value that is a subject of at least this share of the scanned alerts…
+NOISY_SHARE = 0.2
+#: …and of at least this many of them is noise, not a relation.
+NOISY_MIN_ALERTS = 10
+
+#: Kinds that can relate two alerts, in the order a reason names them (URLs relate through their domain).
+_SHARED_KINDS = (
+    EntityKind.USERS,
+    EntityKind.EMAILS,
+    EntityKind.HOSTS,
+    EntityKind.DEVICE_IDS,
+    EntityKind.IPS,
+    EntityKind.SHA256S,
+    EntityKind.SHA1S,
+    EntityKind.MD5S,
+    EntityKind.DOMAINS,
+)
+#: How a reason names each kind; a user's UPN is both a user and an e-mail and is named once, as a user.
+_LABELS: dict[EntityKind, tuple[str, str]] = {
+    EntityKind.USERS: ("user", "users"),
+    EntityKind.EMAILS: ("user", "users"),
+    EntityKind.HOSTS: ("host", "hosts"),
+    EntityKind.DEVICE_IDS: ("device", "devices"),
+    EntityKind.IPS: ("IP", "IPs"),
+    EntityKind.SHA256S: ("file", "files"),
+    EntityKind.SHA1S: ("file", "files"),
+    EntityKind.MD5S: ("file", "files"),
+    EntityKind.DOMAINS: ("domain", "domains"),
+}
+
+_Shared = dict[EntityKind, list[str]]
 
 
 def related_alerts(session: Session, alert_uuid: uuid.UUID, entities: Entities) -> dict[str, Any]:
-    """Alerts of the same organization in the last 30 days sharing at least one entity with this one.
+    """Alerts of the same organization in the last 30 days about the same subject as this one.
 
-    Scans the newest 500 alerts of the window; the count says how many matched, the list is capped.
+    Scans the newest `MAX_CANDIDATES` other alerts of the window. ``count`` is the number of matches, the list
+    holds the newest `MAX_RESULTS`, each with its ``shared`` subject values and a ``reason`` sentence.
     """
     alert = session.scalar(select(Alert).where(Alert.alert_uuid == alert_uuid))
     if alert is None:
-        return {"count": 0, "alerts": []}
-    mine = {kind: set(getattr(entities, kind)) for kind in _SHARED_KINDS}
+        return _output([], {})
+    if not entities.subjects and not entities.is_empty():
+        entities = extract_entities(alert.alert_content)  # recorded before entities carried their roles
+    mine = {kind: entities.subject(kind) for kind in _SHARED_KINDS if entities.subject(kind)}
+    if not mine:
+        return _output([], {})
+    lookup = {kind: set(values) for kind, values in mine.items()}
     candidates = session.scalars(
         select(Alert)
         .where(
@@ -38,20 +90,79 @@ def related_alerts(session: Session, alert_uuid: uuid.UUID, entities: Entities) 
         .order_by(Alert.id.desc())
         .limit(MAX_CANDIDATES)
     )
-    matches: list[dict[str, Any]] = []
+    scanned = 0
+    frequency: Counter[tuple[EntityKind, str]] = Counter()
+    sharing: list[tuple[dict[str, Any], dict[EntityKind, set[str]]]] = []
     for other in candidates:
+        scanned += 1
         theirs = extract_entities(other.alert_content)
-        shared = {kind: sorted(mine[kind] & set(getattr(theirs, kind))) for kind in _SHARED_KINDS}
-        shared = {kind: values for kind, values in shared.items() if values}
-        if shared:
+        common = {kind: values & set(theirs.subject(kind)) for kind, values in lookup.items()}
+        common = {kind: values for kind, values in common.items() if values}
+        if common:
+            frequency.update((kind, value) for kind, values in common.items() for value in values)
+            sharing.append((_describe(other), common))
+    threshold = max(NOISY_MIN_ALERTS, math.ceil(NOISY_SHARE * scanned))
+    noisy = {key for key, alerts in frequency.items() if alerts >= threshold}
+    matches: list[dict[str, Any]] = []
+    for described, common in sharing:
+        shared = {
+            kind: kept
+            for kind, values in mine.items()
+            if (kept := [v for v in values if v in common.get(kind, ()) and (kind, v) not in noisy])
+        }
+        if _relates(shared):
             matches.append(
                 {
-                    "alert_id": other.alert_id,
-                    "alert_type": other.alert_type,
-                    "alert_provider": other.alert_provider,
-                    "created_at": other.created_at,
-                    "case_id": other.case_id,
-                    "shared": shared,
+                    **described,
+                    "shared": {kind.value: values for kind, values in shared.items()},
+                    "reason": _reason(shared),
                 }
             )
-    return {"count": len(matches), "alerts": matches[:MAX_RESULTS]}
+    ignored = {
+        kind.value: {value: frequency[(kind, value)] for value in values if (kind, value) in noisy}
+        for kind, values in mine.items()
+    }
+    return _output(matches, {kind: values for kind, values in ignored.items() if values})
+
+
+def _output(matches: list[dict[str, Any]], ignored_noisy: dict[str, dict[str, int]]) -> dict[str, Any]:
+    return {"count": len(matches), "alerts": matches[:MAX_RESULTS], "ignored_noisy": ignored_noisy}
+
+
+def _describe(other: Alert) -> dict[str, Any]:
+    return {
+        "alert_id": other.alert_id,
+        "alert_type": other.alert_type,
+        "alert_provider": other.alert_provider,
+        "created_at": other.created_at,
+        "case_id": other.case_id,
+    }
+
+
+def _relates(shared: _Shared) -> bool:
+    """At least one shared subject value, and not only private/reserved addresses."""
+    return any(kind is not EntityKind.IPS or any(_is_public(v) for v in values) for kind, values in shared.items())
+
+
+def _is_public(value: str) -> bool:
+    try:
+        return ipaddress.ip_address(value).is_global
+    except ValueError:
+        return False
+
+
+def _reason(shared: _Shared) -> str:
+    """``same subject user jane@acme.example and IP 91.214.124.19``."""
+    named: dict[str, list[str]] = {}
+    plurals: dict[str, str] = {}
+    for kind in _SHARED_KINDS:
+        singular, plural = _LABELS[kind]
+        plurals[singular] = plural
+        values = named.setdefault(singular, [])
+        values.extend(v for v in shared.get(kind, ()) if v not in values)
+    parts = [
+        f"{singular if len(values) == 1 else plurals[singular]} {', '.join(values)}"
+        for singular, values in named.items()
+        if values
+    ]
+    return "same subject " + " and ".join(parts)
