@@ -386,3 +386,17 @@ def test_unknown_fields_and_subject_kinds_are_rejected() -> None:
         Entities.model_validate({"ips": [], "roles": {}})
     with pytest.raises(ValidationError):
         Entities.model_validate({"subjects": {"passwords": ["x"]}})
+
+
+def test_cloudtrail_caller_is_the_subject_and_the_user_acted_upon_comes_next() -> None:
+    event = {
+        "eventName": "CreateAccessKey",
+        "userIdentity": {"type": "IAMUser", "userName": "ci-deployer"},
+        "sourceIPAddress": "45.155.205.233",
+        "requestParameters": {"userName": "alice"},
+    }
+
+    entities = extract_entities(json.dumps(event))
+
+    assert entities.users == ["ci-deployer", "alice"]
+    assert entities.subjects == {"ips": ["45.155.205.233"], "users": ["ci-deployer"]}

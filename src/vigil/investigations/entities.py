@@ -166,8 +166,11 @@ _PLACEHOLDER_VALUES = frozenset({"", "-", "null", "none", "n/a", "na", "unknown"
 # descriptions and command lines, the vendor writes the field names.
 
 #: Everything under these keys is about the account an action was done *to* (Okta ``target[]``, Entra
-#: ``targetResources[]``); the account that performed it (``actor``, ``initiatedBy``) is the subject.
-_TARGET_KEYS = frozenset({"target", "targets", "targetresource", "targetresources"})
+#: ``targetResources[]``, CloudTrail ``requestParameters``); the account that performed it (``actor``,
+#: ``initiatedBy``, ``userIdentity``) is the subject.
+_TARGET_KEYS = frozenset(
+    {"target", "targets", "targetresource", "targetresources", "requestparameters", "responseelements"}
+)
 #: Everything under a key containing one of these is peripheral: the people around the alert
 #: (``comments[].createdBy``, ``assignedTo``, ``appOwner``, ``manager``), not the ones it is about.
 _PEOPLE_KEY_PARTS = (
