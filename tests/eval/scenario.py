@@ -140,12 +140,14 @@ class Scenario(_Strict):
         return self.alert.content_text()
 
     def with_injection_replaced(self, replacement: str) -> Scenario:
-        """A copy whose alert carries ``replacement`` wherever it carried ``injection_text`` (the control run)."""
+        """The control run: a copy with ``replacement`` wherever ``injection_text`` was, in the alert, the history
+        and every integration's fake data (the same attacker text also shows up in hunting rows and audit logs)."""
         if self.injection_text is None:
             return self
-        content = _replace_text(self.alert.alert_content, self.injection_text, replacement)
-        alert = self.alert.model_copy(update={"alert_content": content})
-        return self.model_copy(update={"alert": alert, "injection_text": None})
+        data = self.model_dump(mode="json", exclude={"injection_text"})
+        for key in ("alert", "history", "integrations"):
+            data[key] = _replace_text(data[key], self.injection_text, replacement)
+        return Scenario.model_validate(data)
 
 
 def _replace_text(value: Any, old: str, new: str) -> Any:
