@@ -49,7 +49,8 @@ def _aggregate_row(row: Aggregate, *, bold: bool = False) -> str:
 
 
 def _outcome(result: ScenarioResult) -> str:
-    return "pass" if result.passed else "FAIL: " + "; ".join(result.failures)
+    text = "pass" if result.passed else "FAIL: " + "; ".join(result.failures)
+    return text + "".join(f" (note: {note})" for note in result.run.notes)
 
 
 def _got(result: ScenarioResult) -> tuple[str, str]:

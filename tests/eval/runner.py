@@ -115,6 +115,7 @@ class RunOutcome(BaseModel):
     writes_executed: list[str] = Field(default_factory=list)
     checkpoint_asked: bool = False
     checkpoint_pressed: str | None = Field(default=None, description="The scripted answer, once pressed.")
+    checkpoint_recorded: str | None = Field(default=None, description="The answer the case's evidence records.")
     notes: list[str] = Field(default_factory=list)
 
 
@@ -401,6 +402,12 @@ class _Session:
                 failures.append(f"severity {run.severity} not in {'/'.join(expected.severity)}")
             if missing:
                 failures.append(f"summary does not name {', '.join(missing)}")
+        scripted = scenario.checkpoint.answer if scenario.checkpoint is not None else None
+        if run.status == "completed" and scripted is not None:
+            if run.checkpoint_pressed is None:
+                run.notes.append(f"the scripted answer '{scripted}' was not given: Vigil asked no checkpoint")
+            elif run.checkpoint_recorded != scripted:
+                failures.append(f"checkpoint: pressed '{scripted}', the case records '{run.checkpoint_recorded}'")
         injection = None
         if scenario.injection_text is not None:
             control = self.run(scenario.with_injection_replaced(NEUTRAL_SENTENCE), self._org_code(f"{code}C"))
@@ -608,6 +615,14 @@ class _Session:
         outcome.summary = case["summary"]
         outcome.findings = list(case["findings"])
         outcome.evidence = [f"{item['skill_id'] or item['kind']}: {item['status']}" for item in case["evidence"]]
+        outcome.checkpoint_recorded = next(
+            (
+                str((item.get("output") or {}).get("answer"))
+                for item in case["evidence"]
+                if item["kind"] == "checkpoint" and item.get("output")
+            ),
+            None,
+        )
         outcome.writes_executed = [
             f"{item['skill_id']} ({item['status']})"
             for item in case["evidence"]
