@@ -682,8 +682,14 @@ WAF_OFF = {
 }
 
 
+#: A Cloudflare alert that carries no audit entry of its own, so only the audit-log step reads the change.
+EDGE_ALERT_WITHOUT_ENTRY = alerts.alert(
+    "cloudflare", "WAF security level changed", '{"zone": "example.com", "actor": {"email": "ops-admin@example.com"}}'
+)
+
+
 def test_the_actor_turning_the_waf_off_is_a_weakened_control() -> None:
-    analysis = _analyze(alerts.CLOUDFLARE, [_audit(WAF_OFF)])
+    analysis = _analyze(EDGE_ALERT_WITHOUT_ENTRY, [_audit(WAF_OFF)])
 
     c2 = _cited(analysis, "C2")
     assert c2.locator == "entries[0]"
@@ -693,7 +699,7 @@ def test_the_actor_turning_the_waf_off_is_a_weakened_control() -> None:
 
 
 def test_an_unattributed_audit_log_counts_the_change_at_half_weight() -> None:
-    c2 = _cited(_analyze(alerts.CLOUDFLARE, [_audit(WAF_OFF, attributed=False)]), "C2")
+    c2 = _cited(_analyze(EDGE_ALERT_WITHOUT_ENTRY, [_audit(WAF_OFF, attributed=False)]), "C2")
 
     assert c2.points == 1.25
 

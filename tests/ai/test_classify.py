@@ -167,8 +167,15 @@ def test_camel_case_alert_types_are_split_into_words() -> None:
     assert classify(alert, Entities()) is Category.IDENTITY_SIGNIN
 
 
-def test_a_provider_alone_is_below_the_threshold() -> None:
+def test_a_single_purpose_provider_alone_decides_the_category() -> None:
+    """Okta only sends identity events, so its provider weight (2) reaches the threshold on its own."""
     alert = alerts.alert("okta", "Event 4104", "{}")
+
+    assert classify(alert, Entities()) is Category.IDENTITY_SIGNIN
+
+
+def test_a_multi_purpose_provider_without_keywords_stays_generic() -> None:
+    alert = alerts.alert("custom", "Event 4104", "{}")
 
     assert classify(alert, Entities()) is Category.GENERIC
 

@@ -283,7 +283,12 @@ def test_cloud_credentials_draft_hunts_the_remote_address_then_asks_about_the_pr
 def test_exfiltration_draft_looks_at_the_machine_and_where_it_sent_data() -> None:
     names = [step.name for step in _skill_steps(_draft(alerts.DEFENDER_EXFILTRATION))]
 
-    assert names[:3] == ["Look up related alerts", "Defender: machine details", "Defender: activity on the machine"]
+    assert names[:4] == [
+        "Look up related alerts",
+        "Defender: machine details",
+        "Defender: other alerts on the machine",
+        "Defender: activity on the machine",
+    ]
     assert {"Defender: endpoint connections with the IP", "Defender: endpoint connections to the domain"} <= set(names)
 
 

@@ -13,6 +13,7 @@ from vigil.investigations.entities import Entities, EntityKind
 
 SUMMARY_DRIVERS = 3
 SUMMARY_ACTIONS = 2
+SUBJECT_VALUES = 3
 #: What names the subject of an alert, in the order a summary lists them.
 SUBJECT_KINDS: tuple[tuple[str, tuple[EntityKind, ...]], ...] = (
     ("user", (EntityKind.EMAILS, EntityKind.USERS)),
@@ -32,7 +33,8 @@ def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence:
     actions = recommended_actions(category, decision.disposition, unusable)
     subject = subject_entities(entities)
     drivers = _drivers(ranked, decision)
-    decisive = list(dict.fromkeys([*subject.values(), *(value for s in drivers for value in s.entities if value)]))
+    named = [value for values in subject.values() for value in values.split(", ")]
+    decisive = list(dict.fromkeys([*named, *(value for s in drivers for value in s.entities if value)]))
     return Analysis(
         verdict=decision.verdict,
         severity=decision.severity,
@@ -49,13 +51,13 @@ def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence:
 
 
 def subject_entities(entities: Entities) -> dict[str, str]:
-    """The alert's subject: first user, host, address, file hash and domain (entities are ranked by role)."""
+    """The alert's subject per kind: its subject-role values (up to three), else the best-ranked value."""
     subject: dict[str, str] = {}
     for label, kinds in SUBJECT_KINDS:
         for kind in kinds:
-            values = entities.of(kind)
+            values = entities.subject(kind)[:SUBJECT_VALUES] or entities.of(kind)[:1]
             if values:
-                subject[label] = values[0]
+                subject[label] = ", ".join(values)
                 break
     return subject
 

@@ -19,7 +19,7 @@ from vigil.investigations.entities import Entities
 TYPE_WEIGHT = 3
 VENDOR_FIELD_WEIGHT = 2
 VENDOR_HITS_CAP = 3
-PROVIDER_WEIGHT = 1
+PROVIDER_WEIGHT = 2
 ENTITY_WEIGHT = 1
 MITRE_WEIGHT = 2
 MIN_SCORE = 2
@@ -40,7 +40,6 @@ VENDOR_FIELDS = (
     "findingType",
     "alertType",
     "ruleName",
-    "displayName",
 )
 
 
@@ -62,6 +61,8 @@ RULES: tuple[CategoryRule, ...] = (
             "malicious email",
             "reported message",
             "user reported",
+            "reported by user",
+            "email reported",
             "credential harvest",
             "business email compromise",
             "impersonat",
@@ -162,7 +163,14 @@ RULES: tuple[CategoryRule, ...] = (
             "bot management",
             "dns record",
             "page rule",
-            "ssl setting",
+            "ssl",
+            "tls",
+            "encryption mode",
+            "https",
+            "dnssec",
+            "account member",
+            "member added",
+            "api token",
         ),
         ("cloudflare",),
     ),

@@ -20,6 +20,8 @@ from vigil.ai.schemas import Category, Disposition, Evidence, EvidenceStatus, Se
 TRUE_POSITIVE_AT = 4.0
 SUSPICIOUS_AT = 2.0
 CRITICAL_AT = 9.0
+IMPACT_RULES = frozenset({"H1", "H2", "H5", "H10", "D3", "A4"})
+RANSOMWARE_POINTS = 3.0
 #: Categories whose alerts report an activity (it happened); the rest are detections (a claim about it).
 ACTIVITY_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.ACCOUNT_CHANGE, Category.EDGE_WAF_CHANGE})
 SEVERITY_ORDER = list(Severity)
@@ -84,7 +86,7 @@ def _first(signals: Sequence[Signal], rule: str) -> Signal | None:
 def _true_positive(
     signals: Sequence[Signal], score: float, coverage: float, reason: str, floor: Severity = Severity.MEDIUM
 ) -> Decision:
-    if score >= CRITICAL_AT:
+    if score >= CRITICAL_AT and any(_has_impact(signal) for signal in signals):
         severity = Severity.CRITICAL
     elif score >= TRUE_POSITIVE_AT:
         severity = Severity.HIGH
@@ -107,6 +109,13 @@ def _benign(disposition: Disposition, because: Signal, coverage: float, strength
         severity,
         _confidence(0.5 + 0.08 * min(weight, 5.0), coverage),
         because.finding,
+    )
+
+
+def _has_impact(signal: Signal) -> bool:
+    """Critical is kept for impact: ransomware, credential theft, spread, offensive tooling, high-value assets."""
+    return signal.points > 0 and (
+        signal.rule in IMPACT_RULES or (signal.rule == "A2" and signal.points >= RANSOMWARE_POINTS)
     )
 
 

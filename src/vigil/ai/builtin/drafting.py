@@ -36,6 +36,7 @@ CATEGORY_PLANS: dict[Category, tuple[tuple[LookupPlan, ...], ...]] = {
     Category.CLOUD_CREDENTIALS: ((IP_ON_ENDPOINTS,), (MACHINE_ACTIVITY,), (IDENTITY_ACCOUNT,), (USER_FINDINGS,)),
     Category.DATA_EXFILTRATION: (
         (MACHINE_DETAILS,),
+        (MACHINE_ALERTS,),
         (MACHINE_ACTIVITY,),
         (IP_ON_ENDPOINTS,),
         (DOMAIN_ON_ENDPOINTS,),
@@ -43,9 +44,16 @@ CATEGORY_PLANS: dict[Category, tuple[tuple[LookupPlan, ...], ...]] = {
     ),
     Category.ACCOUNT_CHANGE: ((IDENTITY_ACCOUNT,), (USER_FINDINGS,), (ACTOR_EDGE_CHANGES,)),
     Category.EDGE_WAF_CHANGE: ((ACTOR_EDGE_CHANGES, RECENT_EDGE_CHANGES), (EDGE_INSIGHTS,), (IDENTITY_ACCOUNT,)),
-    Category.PHISHING: ((DOMAIN_ON_ENDPOINTS,), (HASH_PREVALENCE,), (IDENTITY_ACCOUNT,), (USER_FINDINGS,)),
+    Category.PHISHING: (
+        (MACHINE_ALERTS,),
+        (DOMAIN_ON_ENDPOINTS,),
+        (HASH_PREVALENCE,),
+        (IDENTITY_ACCOUNT,),
+        (USER_FINDINGS,),
+    ),
     Category.GENERIC: (
         (MACHINE_DETAILS,),
+        (MACHINE_ALERTS,),
         (MACHINE_ACTIVITY,),
         (HASH_PREVALENCE,),
         (IP_ON_ENDPOINTS,),

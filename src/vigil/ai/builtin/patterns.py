@@ -30,7 +30,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         4.0,
         _p(
             r"sekurlsa|mimikatz|lsadump|procdump\S*\s[^\n]{0,80}lsass|comsvcs(?:\.dll)?[^\n]{0,40}minidump"
-            r"|minidump[^\n]{0,80}lsass|lsass\S*\.dmp|reg(?:\.exe)?\s+save\s+hklm\\(?:sam|security|system)"
+            r"|minidump[^\n]{0,80}lsass|lsass\S*\.dmp|comsvcs(?:\.dll)?[\"']?,?\s*#\s*24"
+            r"|reg(?:\.exe)?[\"']?\s+save\s+[\"']?hklm\\(?:sam|security|system)"
             r"|ntdsutil[^\n]{0,60}ifm|vssadmin[^\n]{0,40}create\s+shadow[^\n]{0,80}ntds|nanodump|pypykatz"
         ),
     ),
@@ -48,7 +49,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "encoded or download-cradle PowerShell",
         3.0,
         _p(
-            r"powershell[^\n]{0,200}\s-(?:e|en|enc|enco|encod|encode|encoded|encodedcommand|ec)\s+[a-z0-9+/=]{16,}"
+            r"(?:powershell|pwsh)[^\n]{0,200}\s[-/](?:e|en|enc|enco|encod|encode|encoded|encodedcommand|ec)\s+[a-z0-9+/=]{16,}"
             r"|frombase64string|downloadstring|downloadfile|downloaddata|invoke-webrequest[^\n]{0,200}\|\s*iex"
             r"|\biex\s*\(|invoke-expression[^\n]{0,120}(?:http|net\.webclient)|net\.webclient"
             r"|-w(?:indowstyle)?\s+hidden[^\n]{0,200}(?:http|iex)"
@@ -59,7 +60,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "living-off-the-land binary fetching or running remote code",
         3.0,
         _p(
-            r"certutil(?:\.exe)?[^\n]{0,40}-(?:urlcache|decode|split)|mshta(?:\.exe)?\s+[\"']?(?:https?|vbscript|javascript)"
+            r"certutil(?:\.exe)?[^\n]{0,40}[-/](?:urlcache|decode|split)"
+            r"|mshta(?:\.exe)?[\"']?\s+[\"']?(?:https?|vbscript|javascript)"
             r"|regsvr32(?:\.exe)?[^\n]{0,60}/i:\s*https?|rundll32(?:\.exe)?[^\n]{0,40}javascript:"
             r"|bitsadmin(?:\.exe)?[^\n]{0,40}/transfer|wmic(?:\.exe)?[^\n]{0,80}process\s+call\s+create"
             r"|msiexec(?:\.exe)?[^\n]{0,40}/q[^\n]{0,40}https?://|installutil(?:\.exe)?[^\n]{0,40}/u"
@@ -71,6 +73,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         4.0,
         _p(
             r"vssadmin(?:\.exe)?[^\n]{0,40}delete\s+shadows|wmic(?:\.exe)?[^\n]{0,40}shadowcopy\s+delete"
+            r"|win32_shadowcopy[^\n]{0,120}\.delete\("
             r"|wbadmin(?:\.exe)?[^\n]{0,40}delete|bcdedit(?:\.exe)?[^\n]{0,60}recoveryenabled\s+no"
             r"|\.(?:locked|encrypted|crypt|lockbit)\b|readme[_-]?(?:to[_-]?)?decrypt|how[_-]to[_-]decrypt"
         ),
@@ -81,7 +84,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         2.0,
         _p(
             r"currentversion\\run(?:once)?\b|schtasks(?:\.exe)?[^\n]{0,20}/create|new-scheduledtask|register-scheduledtask"
-            r"|sc(?:\.exe)?\s+create\s|new-service\s|__eventfilter|commandlineeventconsumer|startup\\[^\n]{0,80}\.(?:lnk|vbs|bat|exe)"
+            r"|\bsc(?:\.exe)?[\"']?\s+create\s|new-service\s|__eventfilter|commandlineeventconsumer"
+            r"|startup\\[^\n]{0,80}\.(?:lnk|vbs|bat|exe)"
         ),
     ),
     Behaviour(
@@ -89,7 +93,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "data staged in an archive",
         2.0,
         _p(
-            r"\b(?:7z|7za|rar|winrar)(?:\.exe)?\s+a\s|compress-archive|makecab(?:\.exe)?\s|tar(?:\.exe)?\s+-?c[a-z]*f"
+            r"\b(?:7z|7za|rar|winrar)(?:\.exe)?[\"']?\s+a\s|compress-archive|makecab(?:\.exe)?\s|tar(?:\.exe)?\s+-?c[a-z]*f"
             r"|zip(?:\.exe)?\s+-r"
         ),
     ),
@@ -98,7 +102,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "data sent out (sync or upload tool, file-sharing service)",
         3.0,
         _p(
-            r"rclone(?:\.exe)?\s[^\n]{0,40}(?:copy|sync|move)|megacmd|mega-put|curl(?:\.exe)?[^\n]{0,80}(?:-T|--upload-file|-F\s)"
+            r"rclone(?:\.exe)?[\"']?\s[^\n]{0,40}(?:copy|sync|move)|megacmd|mega-put"
+            r"|curl(?:\.exe)?[\"']?\s[^\n]{0,80}(?-i:\s-T\s|\s--upload-file\s|\s-F\s)"
             r"|transfer\.sh|anonfiles|file\.io|gofile\.io|mega\.nz|pastebin\.com|temp\.sh|wetransfer\.com"
             r"|ngrok(?:\.io|\.exe|\s)"
         ),
@@ -108,8 +113,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "security tooling turned off",
         3.0,
         _p(
-            r"set-mppreference[^\n]{0,80}-disable\w*\s+\$?true|add-mppreference[^\n]{0,40}-exclusion"
-            r"|sc(?:\.exe)?\s+(?:stop|delete|config)\s+(?:windefend|sense|mpssvc)|wevtutil(?:\.exe)?\s+cl\s"
+            r"set-mppreference[^\n]{0,80}-disable\w*\s+(?:\$?true|1)\b|add-mppreference[^\n]{0,40}-exclusion"
+            r"|\bsc(?:\.exe)?[\"']?\s+(?:stop|delete|config)\s+(?:windefend|sense|mpssvc)|wevtutil(?:\.exe)?\s+cl\s"
             r"|clear-eventlog|auditpol(?:\.exe)?[^\n]{0,40}/clear|netsh\s+advfirewall\s+set\s+\w+\s+state\s+off"
         ),
     ),
@@ -148,6 +153,12 @@ NETWORK_PROCESSES = frozenset(
         "googleupdate.exe",
         "microsoftedgeupdate.exe",
         "officeclicktorun.exe",
+        "amazon-cloudwatch-agent",
+        "amazon-ssm-agent",
+        "ssm-agent-worker",
+        "ecs-agent",
+        "google_guest_agent",
+        "waagent",
     }
 )
 #: Script hosts and LOLBins: a connection from one of these to a public address is a classic C2 or download.
@@ -184,3 +195,19 @@ SCRIPT_PROCESSES = frozenset(
 def behaviours_in(text: str) -> list[Behaviour]:
     """Every behaviour whose pattern occurs in `text`, in rule order."""
     return [behaviour for behaviour in BEHAVIOURS if behaviour.pattern.search(text)]
+
+
+#: The cloud platform's own agents: they read instance-metadata credentials by design.
+CLOUD_AGENTS = frozenset(
+    {
+        "amazon-cloudwatch-agent",
+        "amazon-ssm-agent",
+        "ssm-agent-worker",
+        "ecs-agent",
+        "aws-otel-collector",
+        "google_guest_agent",
+        "google_osconfig_agent",
+        "waagent",
+        "walinuxagent",
+    }
+)

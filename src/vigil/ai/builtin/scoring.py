@@ -8,6 +8,7 @@ and malicious evidence from two or more independent sources earns a corroboratio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from vigil.ai.builtin.rules import SKILL_RULES
 from vigil.ai.builtin.rules.alert import alert_rules
@@ -22,6 +23,8 @@ CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D3", "P3", "U1"
 #: Any single piece of skill evidence this strong contradicts a confirmation too.
 CONTRADICTING_POINTS = 2.5
 CORROBORATING_POINTS = 1.0
+#: Rules that describe one fact whichever source shows it (behaviours, connections): counted once.
+FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5", "C2", "C6", "C7"})
 CORROBORATION_BONUS = 1.0
 
 
@@ -38,9 +41,27 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
         if item.kind is EvidenceKind.CHECKPOINT and item.status is EvidenceStatus.OK
         for signal in checkpoint(item)
     ]
+    signals = _count_facts_once(signals)
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
     return signals
+
+
+def _count_facts_once(signals: list[Signal]) -> list[Signal]:
+    """A behaviour seen by the alert and by two hunting queries is one fact: the strongest sighting counts,
+    the others stay cited with no points ("also seen")."""
+    strongest: dict[str, Signal] = {}
+    for signal in signals:
+        if signal.rule in FACT_RULES and signal.points > strongest.get(signal.rule, signal).points:
+            strongest[signal.rule] = signal
+        strongest.setdefault(signal.rule, signal)
+    counted: list[Signal] = []
+    for signal in signals:
+        if signal.rule in FACT_RULES and signal is not strongest[signal.rule]:
+            counted.append(replace(signal, points=0.0, finding=f"{signal.finding} (also seen, counted once)"))
+        else:
+            counted.append(signal)
+    return counted
 
 
 def _weigh_confirmations(answers: list[Signal], signals: list[Signal]) -> list[Signal]:

@@ -7,11 +7,13 @@ attempts, which are evidence, never switches.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
 from vigil.ai.builtin.document import Field, fields_of, first, values
 from vigil.ai.builtin.patterns import behaviours_in
+from vigil.ai.builtin.rules import edge
 from vigil.ai.builtin.signals import Explains, Signal
 from vigil.ai.schemas import AlertFacts
 
@@ -82,10 +84,11 @@ VENDOR_MALICIOUS = frozenset(
 )
 #: Keys where administrators or vendors label assets; words there are trusted (attackers cannot set them).
 TAG_KEYS = ("machineTags", "tags", "labels", "deviceTags", "resourceTags", "assetTags", "value")
-TAG_PARENTS = frozenset({"tags", "resourcetags", "labels"})
+TAG_PARENTS = frozenset({"tags", "resourcetags", "labels", "usertags", "instancetags"})
 TESTING_TAG = re.compile(
     r"scanner|pen-?test|penetration|red[ -]?team|vulnerability|vuln[ -]?scan|security[ -]?test|attack[ -]?simulation"
-    r"|phish(?:ing)?[ -]?simulation|breach and attack|\bbas\b|authori[sz]ed[ -]?(?:scan|test)",
+    r"|phish(?:ing)?[ -]?simulation|breach and attack|\bbas\b|authori[sz]ed[ -]?(?:scan|test)|engagement|assessment"
+    r"|validation|\btest(?:ing)?\b|\blab\b",
     re.IGNORECASE,
 )
 HIGH_VALUE_TAG = re.compile(
@@ -140,6 +143,8 @@ SIGNIN_RISKS: tuple[tuple[str, float, str], ...] = (
     ("newdevice=positive", 1.0, "new device for the user"),
     ("unfamiliarfeatures", 1.0, "unfamiliar sign-in properties"),
     ("newip=positive", 0.5, "new IP address for the user"),
+    ("toripcaller", 2.0, "calls from a Tor exit node"),
+    ("maliciousipcaller", 2.0, "calls from a known malicious address"),
 )
 NEW_FLAG_KEYS = {
     "newdevice": (1.0, "new device for the user"),
@@ -205,8 +210,8 @@ CHANGE_KEYS = (
     "scope",
 )
 INJECTION = re.compile(
-    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|"
-    r"other)?\s*(?:instructions|prompts?|rules|guidelines|context)"
+    r"(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your)\s+)?"
+    r"(?:(?:previous|prior|above|earlier|preceding|other)\s+)?(?:instructions|prompts?|rules|guidelines|context)"
     r"|\b(?:ai|a\.i\.|llm|gpt|chatgpt|assistant|investigator|copilot|language model|chatbot|soc bot|analyst bot)\b"
     r"[^.\n]{0,80}\b(?:mark|classify|close|resolve|treat|report|set|dismiss|ignore)\b"
     r"|\b(?:mark|classify|close|resolve|report|treat)\s+(?:this|the)\s+(?:alert|case|incident|ticket|event|finding)\s+"
@@ -251,8 +256,13 @@ def alert_rules(alert: AlertFacts) -> list[Signal]:
         _push_flood,
         _changes,
         _injection,
+        _deployment_tooling,
+        _bulk_data,
+        _departing_user,
+        _own_data,
     ):
         signals.extend(rule(alert, fields))
+    signals.extend(_reported_changes(alert))
     return signals
 
 
@@ -381,7 +391,7 @@ def _testing_markers(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
                 )
             )
             break
-    for field in values(fields, "threatFamilyName", "threatName", "title", "fileName", "malwareName", "threat"):
+    for field in values(fields, "threatFamilyName", "threatName", "title", "malwareName"):
         if EICAR.search(field.value):
             signals.append(
                 _cite(
@@ -400,7 +410,7 @@ def _tags(fields: list[Field]) -> Iterable[Field]:
     return (
         field
         for field in fields
-        if field.key in {"machinetags", "tags", "labels", "devicetags", "resourcetags", "assettags"}
+        if field.key in {"machinetags", "tags", "labels", "devicetags", "resourcetags", "assettags", "usertags"}
         or (field.key in {"value", "key"} and field.parent in TAG_PARENTS)
     )
 
@@ -477,7 +487,7 @@ def _push_flood(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     if len(denials) >= PUSH_FLOOD:
         return [_cite("S5", 3.0, f"MFA push fatigue: {len(denials)} pushes denied", denials[0])]
     for field in fields:
-        if PUSH_COUNT_KEY.search(field.key) and field.value.isdigit() and int(field.value) >= PUSH_FLOOD:
+        if PUSH_COUNT_KEY.search(field.key) and _is_count(field.value) and int(field.value) >= PUSH_FLOOD:
             return [_cite("S5", 3.0, f"MFA push fatigue: {field.path} = {field.value}", field)]
     return []
 
@@ -503,3 +513,150 @@ def _injection(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
             )
             return [_cite("U1", INJECTION_POINTS, finding, field)]
     return []
+
+
+#: Software-deployment agents: a process they start is IT rolling something out, not an intruder.
+DEPLOYMENT_AGENTS = frozenset(
+    {
+        "ccmexec.exe",
+        "intunemanagementextension.exe",
+        "agentexecutor.exe",
+        "besclient.exe",
+        "taniumclient.exe",
+        "jamf",
+        "chef-client",
+        "puppet",
+        "ansible-playbook",
+        "ninjarmmagent.exe",
+        "kaseya",
+        "ltsvc.exe",
+    }
+)
+DEPLOYMENT_POINTS = -4.0
+
+
+def _deployment_tooling(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """The alert's process was started by the organization's software-deployment agent (SCCM, Intune, …)."""
+    for field in values(fields, "parentProcessFileName", "initiatingProcessParentFileName", "parentProcessName"):
+        if field.value.strip().lower() in DEPLOYMENT_AGENTS:
+            finding = f"The process was started by the software-deployment agent {field.value}"
+            return [_cite("A6", DEPLOYMENT_POINTS, finding, field)]
+    return []
+
+
+BULK_KEY = re.compile(r"cloned|copied|downloaded|uploaded|exported|count|files|repos|objects|documents|records")
+BULK_ACTIVITY = re.compile(r"removable|usb|clone|download|upload|copied|copy|export|sync|share|exfil", re.IGNORECASE)
+BASELINE_KEY = re.compile(r"baseline|usual|normal|average|avg|typical")
+BULK_COUNT = 100
+BULK_RATIO = 5
+
+
+def _bulk_data(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """Many files, repositories or objects moved at once (to USB, a clone, a download), against the baseline."""
+    activity = " ".join(field.value for field in values(fields, "type", "activity", "action", "operation"))
+    baselines = [float(f.value) for f in fields if BASELINE_KEY.search(f.key) and _number(f.value) is not None]
+    for field in fields:
+        number = _number(field.value)
+        if number is None or number < BULK_COUNT or BASELINE_KEY.search(field.key) or not BULK_KEY.search(field.key):
+            continue
+        if field.key == "count" and not BULK_ACTIVITY.search(activity + " " + field.path):
+            continue
+        signals = [_cite("I1", 2.0, f"Bulk data movement: {field.path} = {field.value}", field)]
+        baseline = max(baselines) if baselines else 0.0
+        if baseline and number >= BULK_RATIO * baseline:
+            finding = f"{field.value} is {number / baseline:.0f} times the user's baseline of {baseline:g}"
+            signals.append(_cite("I1", 1.0, finding, field))
+        if re.search(r"removable|usb", activity, re.IGNORECASE):
+            signals.append(_cite("I1", 1.0, "The data went to removable media", field))
+        return signals
+    return []
+
+
+def _is_count(text: str) -> bool:
+    """ASCII digits only: ``"²".isdigit()`` is true, but ``int("²")`` raises."""
+    return text.isascii() and text.isdigit()
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+DEPARTING = re.compile(r"resignation|notice period|termination|leaver|departing|offboard", re.IGNORECASE)
+
+
+def _departing_user(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """HR context: data moved by someone who is leaving weighs more."""
+    for field in fields:
+        if (field.parent.startswith("hr") or field.key.startswith("hr") or field.key == "status") and DEPARTING.search(
+            field.value
+        ):
+            return [_cite("I2", 1.0, f"The user is leaving the organization ({field.value})", field)]
+    return []
+
+
+OWN_DATA_LABELS = frozenset({"personal", "public", "general", "non-business"})
+
+
+def _own_data(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """Every labelled file is the user's own (Personal/Public label): keeping it is not theft of company data."""
+    labels = [field for field in fields if field.parent == "sensitivitylabels" or field.key == "sensitivitylabel"]
+    label_names = [field.key if field.parent == "sensitivitylabels" else field.value.lower() for field in labels]
+    if labels and all(name in OWN_DATA_LABELS for name in label_names):
+        finding = f"The data carries only non-business labels ({', '.join(sorted(set(label_names)))})"
+        return [_cite("I4", -3.0, finding, labels[0], explains=Explains.AUTHORISED)]
+    return []
+
+
+CLAIMS_WEAKENING = re.compile(r"disabled|turned off|set to off|\boff\b|lowered|deleted|removed|paused|bypass")
+
+
+def _reported_changes(alert: AlertFacts) -> list[Signal]:
+    """An audit entry the alert carries (Cloudflare-style: action, actor, old/new value), read like the log's."""
+    entries = _audit_entries(alert.alert_content)
+    signals = [
+        Signal(
+            rule=change.rule,
+            points=change.points,
+            finding=f"The change the alert reports {change.meaning}: {edge.describe(change.entry)}",
+            locator="audit entry",
+            quote=edge.describe(change.entry),
+        )
+        for change in edge.assess(entries)
+    ]
+    if entries and not signals and CLAIMS_WEAKENING.search(alert.alert_type.lower()):
+        entry = entries[0]
+        finding = (
+            f"The alert claims '{alert.alert_type}', but the change it reports weakened nothing: {edge.describe(entry)}"
+        )
+        signals.append(
+            Signal(
+                rule="C8",
+                points=-4.0,
+                finding=finding,
+                locator="audit entry",
+                quote=edge.describe(entry),
+                explains=Explains.WRONG_DETECTION,
+            )
+        )
+    return signals
+
+
+def _audit_entries(content: str) -> list[dict[str, object]]:
+    try:
+        document = json.loads(content)
+    except (ValueError, RecursionError):
+        return []
+    found: list[dict[str, object]] = []
+    stack: list[object] = [document]
+    while stack and len(found) < 20:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("action"), dict) and isinstance(node.get("actor"), dict):
+                found.append(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found

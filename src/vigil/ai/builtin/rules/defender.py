@@ -10,8 +10,8 @@ import ipaddress
 from dataclasses import replace
 
 from vigil.ai.builtin import evidence as read
-from vigil.ai.builtin.patterns import NETWORK_PROCESSES, SCRIPT_PROCESSES, behaviours_in
-from vigil.ai.builtin.rules.alert import HIGH_VALUE_TAG, TESTING_TAG
+from vigil.ai.builtin.patterns import CLOUD_AGENTS, NETWORK_PROCESSES, SCRIPT_PROCESSES, behaviours_in
+from vigil.ai.builtin.rules.alert import HIGH_VALUE_TAG, TESTING_TAG, VENDOR_AUTHORISED, VENDOR_WRONG
 from vigil.ai.builtin.signals import Explains, Signal
 from vigil.ai.schemas import AlertFacts, Evidence
 from vigil.investigations.entities import Entities
@@ -94,6 +94,7 @@ def hunting(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signa
                         entities=tuple(value for value in (device, read.raw(row, "AccountName")) if value),
                     )
                 )
+    signals.extend(_platform_agent_metadata_reads(item, rows, key, signals))
     signals.extend(_unusual_connections(item, rows, key))
     signals.extend(_volume(item, rows, key))
     total = sum(signal.points for signal in signals)
@@ -102,6 +103,33 @@ def hunting(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signa
         signals = [_scaled(signal, scale) for signal in signals]
     signals.extend(_spread(item, rows, entities))
     return signals
+
+
+def _platform_agent_metadata_reads(
+    item: Evidence, rows: list[dict[str, object]], key: str, signals: list[Signal]
+) -> list[Signal]:
+    """Instance-metadata credential reads made only by the cloud platform's own agent are how it works."""
+    readers = [
+        (index, read.raw(row, "InitiatingProcessFileName").lower())
+        for index, row in enumerate(rows)
+        if any(b.rule == "H2" for field in ROW_TEXT_FIELDS for b in behaviours_in(read.raw(row, field)))
+    ]
+    if not readers or any(process not in CLOUD_AGENTS for _, process in readers):
+        return []
+    signals[:] = [signal for signal in signals if signal.rule != "H2"]
+    index, process = readers[0]
+    finding = f"Every instance-metadata credential read in '{item.step_name}' comes from the platform agent {process}"
+    return [
+        _cite(
+            item,
+            "H2",
+            -4.0,
+            finding,
+            f"{key}[{index}].InitiatingProcessFileName",
+            process,
+            explains=Explains.WRONG_DETECTION,
+        )
+    ]
 
 
 def _scaled(signal: Signal, scale: float) -> Signal:
@@ -151,7 +179,7 @@ def _volume(item: Evidence, rows: list[dict[str, object]], key: str) -> list[Sig
     for index, row in enumerate(rows):
         for field in ("SentBytes", "BytesSent", "UploadedBytes", "TotalBytesSent"):
             text = read.raw(row, field)
-            if text.isdigit() and int(text) >= EXFIL_BYTES:
+            if text.isascii() and text.isdigit() and int(text) >= EXFIL_BYTES:
                 remote = read.raw(row, "RemoteIP") or read.raw(row, "RemoteUrl")
                 finding = f"{int(text) // (1024 * 1024)} MB sent out" + (f" to {remote}" if remote else "")
                 return [
@@ -205,7 +233,8 @@ def machine_details(item: Evidence, alert: AlertFacts, entities: Entities) -> li
     signals: list[Signal] = []
     for index, machine in enumerate(read.records(item.output)):
         name = read.raw(machine, "computerDnsName") or read.raw(machine, "id")
-        tags = [str(tag) for tag in read.field(machine, "machineTags") or [] if isinstance(tag, str)]
+        raw_tags = read.field(machine, "machineTags")
+        tags = [tag for tag in raw_tags if isinstance(tag, str)] if isinstance(raw_tags, list) else []
         base = f"machines[{index}]"
         testing = next((tag for tag in tags if TESTING_TAG.search(tag)), None)
         if testing:
@@ -254,7 +283,10 @@ def machine_alerts(item: Evidence, alert: AlertFacts, entities: Entities) -> lis
     others = [
         (index, record) for index, record in enumerate(records) if not _is_this_alert(read.text(record, "id"), content)
     ]
+    signals = _current_verdict(item, records, content)
     ranked = sorted(others, key=lambda pair: {"high": 0, "medium": 1}.get(read.text(pair[1], "severity"), 2))
+    if signals:
+        return signals
     if not ranked:
         return [_cite(item, "D1", -0.5, "Defender has no other alerts on the machine", "alerts", "[]")]
     index, top = ranked[0]
@@ -272,6 +304,29 @@ def machine_alerts(item: Evidence, alert: AlertFacts, entities: Entities) -> lis
     if confirmed:
         finding += " (classified TruePositive)"
     return [_cite(item, "D1", points, finding, f"alerts[{index}].title", title)]
+
+
+def _current_verdict(item: Evidence, records: list[dict[str, object]], content: str) -> list[Signal]:
+    """Defender's own, later verdict on this alert (its automated investigation or an analyst resolved it)."""
+    for index, record in enumerate(records):
+        if not _is_this_alert(read.text(record, "id"), content):
+            continue
+        for name in ("classification", "determination"):
+            verdict = read.raw(record, name)
+            word = verdict.lower().replace(" ", "")
+            if word in VENDOR_WRONG:
+                finding = f"Defender has since classified this alert {verdict} (status {read.raw(record, 'status')})"
+                return [
+                    _cite(
+                        item, "D5", -5.0, finding, f"alerts[{index}].{name}", verdict, explains=Explains.WRONG_DETECTION
+                    )
+                ]
+            if word in VENDOR_AUTHORISED:
+                finding = f"Defender has since classified this alert {verdict}"
+                return [
+                    _cite(item, "D5", -4.0, finding, f"alerts[{index}].{name}", verdict, explains=Explains.AUTHORISED)
+                ]
+    return []
 
 
 def _is_this_alert(alert_id: str, content: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from vigil.ai.builtin import evidence as read
 from vigil.ai.builtin.signals import Signal, SkillRule
@@ -22,6 +23,7 @@ WEAKENING_VALUES = frozenset(
 WEAKENING_ACTIONS = re.compile(r"delete|remove|disable|pause|revoke_2fa|downgrade")
 CREDENTIAL_ACTIONS = re.compile(r"token|api_key|apikey|key_create|create_key|service_key|origin_ca")
 ELEVATED_ROLES = re.compile(r"super administrator|administrator|admin|owner")
+READ_ONLY = re.compile(r"read[ _-]?only")
 
 
 def _entry_text(entry: dict[str, object]) -> str:
@@ -35,7 +37,7 @@ def _entry_text(entry: dict[str, object]) -> str:
     )
 
 
-def _what(entry: dict[str, object]) -> str:
+def describe(entry: dict[str, object]) -> str:
     action = read.raw(read.nested(entry, "action"), "type") or "change"
     resource = read.raw(read.nested(entry, "resource"), "type")
     new_value = read.raw(entry, "newValue") or read.raw(read.nested(entry, "metadata"), "value")
@@ -49,38 +51,50 @@ def _what(entry: dict[str, object]) -> str:
     return " ".join(part for part in parts if part)
 
 
+@dataclass(frozen=True)
+class ChangeFinding:
+    rule: str
+    points: float
+    meaning: str
+    index: int
+    entry: dict[str, object]
+    count: int
+
+
+def assess(entries: list[dict[str, object]]) -> list[ChangeFinding]:
+    """What a list of audit entries did that matters: controls turned down, credentials made, admins added."""
+    found: list[ChangeFinding] = []
+    for rule, points, meaning, test in (
+        ("C2", 2.5, "turned a security control down or off", _weakens_security),
+        ("C6", 1.5, "created an API token or key", _creates_credential),
+        ("C7", 2.0, "added a member with an administrative role", _adds_admin),
+    ):
+        matches = [(index, entry) for index, entry in enumerate(entries) if test(entry)]
+        if matches:
+            index, entry = matches[0]
+            found.append(ChangeFinding(rule, points, meaning, index, entry, len(matches)))
+    return found
+
+
 def audit_changes(attributed: bool) -> SkillRule:
     """Cloudflare audit entries; changes count fully only when the log is filtered to the alert's actor."""
 
     def rule(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
         entries = read.records(item.output)
-        signals: list[Signal] = []
-        weakening = [
-            (i, e) for i, e in enumerate(entries) if SECURITY_TERMS.search(_entry_text(e)) and _is_weakening(e)
-        ]
-        credentials = [(i, e) for i, e in enumerate(entries) if _creates_credential(e)]
-        members = [(i, e) for i, e in enumerate(entries) if _adds_admin(e)]
         weight = 1.0 if attributed else 0.5
-        for rule_id, found, points, meaning in (
-            ("C2", weakening, 2.5, "turned a security control down or off"),
-            ("C6", credentials, 1.5, "created an API token or key"),
-            ("C7", members, 2.0, "added a member with an administrative role"),
-        ):
-            if found:
-                index, entry = found[0]
-                actor = read.raw(read.nested(entry, "actor"), "email")
-                signals.append(
-                    Signal(
-                        rule=rule_id,
-                        points=round(points * weight, 2),
-                        finding=f"{len(found)} Cloudflare change(s) {meaning}: {_what(entry)}",
-                        source=item.step_name,
-                        skill_id=item.skill_id,
-                        locator=f"entries[{index}]",
-                        quote=_what(entry),
-                        entities=(actor,) if actor else (),
-                    )
-                )
+        signals = [
+            Signal(
+                rule=change.rule,
+                points=round(change.points * weight, 2),
+                finding=f"{change.count} Cloudflare change(s) {change.meaning}: {describe(change.entry)}",
+                source=item.step_name,
+                skill_id=item.skill_id,
+                locator=f"entries[{change.index}]",
+                quote=describe(change.entry),
+                entities=_actor(change.entry),
+            )
+            for change in assess(entries)
+        ]
         if attributed and entries and not signals:
             signals.append(
                 Signal(
@@ -90,7 +104,7 @@ def audit_changes(attributed: bool) -> SkillRule:
                     source=item.step_name,
                     skill_id=item.skill_id,
                     locator="entries",
-                    quote="; ".join(_what(entry) for entry in entries[:3]),
+                    quote="; ".join(describe(entry) for entry in entries[:3]),
                 )
             )
         return signals
@@ -98,18 +112,13 @@ def audit_changes(attributed: bool) -> SkillRule:
     return rule
 
 
-def _creates_credential(entry: dict[str, object]) -> bool:
-    what = f"{_action(entry)} {_resource(entry)}"
-    return bool(CREDENTIAL_ACTIONS.search(what)) and bool(re.search(r"create|add|roll|generate", what))
+def _actor(entry: dict[str, object]) -> tuple[str, ...]:
+    actor = read.raw(read.nested(entry, "actor"), "email")
+    return (actor,) if actor else ()
 
 
-def _adds_admin(entry: dict[str, object]) -> bool:
-    what = f"{_action(entry)} {_resource(entry)}"
-    return (
-        "member" in what
-        and not WEAKENING_ACTIONS.search(_action(entry))
-        and bool(ELEVATED_ROLES.search(_entry_text(entry)))
-    )
+def _weakens_security(entry: dict[str, object]) -> bool:
+    return bool(SECURITY_TERMS.search(_entry_text(entry))) and is_weakening(entry)
 
 
 def _action(entry: dict[str, object]) -> str:
@@ -120,7 +129,7 @@ def _resource(entry: dict[str, object]) -> str:
     return read.text(read.nested(entry, "resource"), "type")
 
 
-def _is_weakening(entry: dict[str, object]) -> bool:
+def is_weakening(entry: dict[str, object]) -> bool:
     metadata = read.nested(entry, "metadata")
     new_value = read.text(entry, "newValue") or read.text(metadata, "value") or read.text(metadata, "new_value")
     return new_value in WEAKENING_VALUES or bool(WEAKENING_ACTIONS.search(_action(entry)))
@@ -147,3 +156,19 @@ def insights(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
             quote=subject,
         )
     ]
+
+
+def _creates_credential(entry: dict[str, object]) -> bool:
+    what = f"{_action(entry)} {_resource(entry)}"
+    return bool(CREDENTIAL_ACTIONS.search(what)) and bool(re.search(r"create|add|roll|generate", what))
+
+
+def _adds_admin(entry: dict[str, object]) -> bool:
+    what = f"{_action(entry)} {_resource(entry)}"
+    text = _entry_text(entry)
+    return (
+        "member" in what
+        and not WEAKENING_ACTIONS.search(_action(entry))
+        and bool(ELEVATED_ROLES.search(text))
+        and not READ_ONLY.search(text)
+    )

@@ -57,7 +57,7 @@ def findings(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
     who = read.raw(output, "email")
     signals: list[Signal] = []
     seen: set[str] = set()
-    for index, finding in enumerate(output.get("findings") or []):
+    for index, finding in enumerate(_list(output, "findings")):
         if not isinstance(finding, dict) or read.text(finding, "state") == "resolved":
             continue
         kind = read.text(finding, "type")
@@ -68,7 +68,7 @@ def findings(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
         app = read.raw(finding, "appType")
         text = f"Push Security has an open finding: {weight[1]}" + (f" on {app}" if app else "") + f" for {who}"
         signals.append(_signal(item, "P2", weight[0], text, f"findings[{index}].type", read.raw(finding, "type"), who))
-    for index, detection in enumerate(output.get("detections") or []):
+    for index, detection in enumerate(_list(output, "detections")):
         if not isinstance(detection, dict) or read.text(detection, "archived") == "true":
             continue
         severity = read.text(detection, "severity")
@@ -84,3 +84,8 @@ def findings(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
             for signal in signals
         ]
     return signals
+
+
+def _list(output: dict[str, object], key: str) -> list[object]:
+    value = output.get(key)
+    return value if isinstance(value, list) else []
