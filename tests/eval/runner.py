@@ -473,6 +473,9 @@ class _Session:
         except _Failure as error:
             outcome.status = "error"
             outcome.error = str(error)
+        except Exception as error:  # one broken scenario must not end the whole run
+            outcome.status = "error"
+            outcome.error = f"{type(error).__name__}: {error}"
         finally:
             _unregister_slack_users(added_users)
         return outcome
