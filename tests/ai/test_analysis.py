@@ -566,8 +566,24 @@ def test_a_confirmation_does_not_clear_credential_dumping_on_the_host() -> None:
     assert any(finding.startswith("[X2]") for finding in analysis.key_findings)
 
 
-def test_a_confirmation_against_moderate_evidence_stays_pending_with_an_open_question() -> None:
+def test_a_confirmation_explains_moderate_evidence_that_nothing_contradicts() -> None:
     analysis = _analyze(alerts.ENTRA_SIGNIN, [_answer("confirmed", "bob.jones@contoso.com")])
+
+    assert analysis.disposition is Disposition.BENIGN_TRUE_POSITIVE
+    assert "[K2] bob.jones@contoso.com confirmed the activity was them (-3.0)" in analysis.key_findings
+
+
+def test_a_confirmation_against_strong_evidence_stays_pending_with_an_open_question() -> None:
+    no_mfa_stolen = _skill(
+        "Get Security Findings by Email",
+        {
+            "email": "bob.jones@contoso.com",
+            "findings": [{"id": "f1", "type": "LEAKED_PASSWORD", "state": "OPEN"}],
+            "detections": [],
+        },
+        "Push Security: findings for the user",
+    )
+    analysis = _analyze(alerts.ENTRA_SIGNIN, [no_mfa_stolen, _answer("confirmed", "bob.jones@contoso.com")])
 
     assert analysis.disposition is Disposition.PENDING
     assert analysis.verdict is Verdict.SUSPICIOUS
@@ -693,7 +709,7 @@ def test_the_actor_turning_the_waf_off_is_a_weakened_control() -> None:
 
     c2 = _cited(analysis, "C2")
     assert c2.locator == "entries[0]"
-    assert c2.quote == "change_setting on zone -> essentially_off by ops-admin@example.com"
+    assert c2.quote == "change_setting on zone security_level -> essentially_off by ops-admin@example.com"
     assert c2.points == 2.5
     assert analysis.disposition is Disposition.TRUE_POSITIVE
 

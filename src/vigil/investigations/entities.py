@@ -122,8 +122,14 @@ _USER_KEYS = frozenset(
         "subjectusername",
         "initiatingprocessaccountname",
         "initiatingprocessaccountupn",
+        "userid",  # Microsoft 365 unified audit log: the acting user's UPN
     }
 )
+#: Keys that name a machine only when the value is a DNS name: Purview's ``device`` is a host, Okta's
+#: ``client.device`` is a device type ("Computer").
+_FQDN_ONLY_HOST_KEYS = frozenset({"device"})
+#: Keys that hold a user name only when the value is a UPN (Entra's ``userId`` is an object id GUID).
+_UPN_ONLY_KEYS = frozenset({"userid"})
 #: A ``name`` key counts as a user name only inside one of these objects (``relatedUser.name``).
 _USER_PARENT_KEYS = frozenset({"user", "relateduser", "account", "useridentity"})
 _HOST_KEYS = frozenset(
@@ -361,6 +367,7 @@ _GENERIC_TLDS = frozenset(
         "company", "group", "center", "zone", "download", "win", "bid", "loan", "racing", "review", "stream", "date",
         "trade", "party", "science", "men", "host", "press", "tokyo", "london", "berlin", "amazon", "google",
         "microsoft",
+        "example",  # RFC 2606 reserved TLD: vendor samples and documentation use it for real-looking names
     }
 )
 # fmt: on
@@ -498,11 +505,13 @@ class _Collector:
             return
         if name in _HASH_KEYS and self._add_hash(stripped, _HASH_KEYS[name], floor):
             return
-        if name in _HOST_KEYS or name in _INFRA_HOST_KEYS:
+        if name in _HOST_KEYS or name in _INFRA_HOST_KEYS or (name in _FQDN_ONLY_HOST_KEYS and "." in stripped):
             role = Role.RELATED if name in _RELATED_HOST_KEYS else Role.SUBJECT
             if self._add_host(stripped, max(role, floor)):
                 return
-        if name in _USER_KEYS or (name == "name" and parent in _USER_PARENT_KEYS):
+        if (name in _USER_KEYS and (name not in _UPN_ONLY_KEYS or "@" in stripped)) or (
+            name == "name" and parent in _USER_PARENT_KEYS
+        ):
             self._add_user(stripped, floor, related=name in _RELATED_USER_KEYS)
         identifier_key = name == "id" or name.endswith(("id", "ids", "arn"))  # ids are not hashes
         self.scan_text(

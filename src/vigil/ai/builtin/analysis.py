@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from vigil.ai.builtin.actions import recommended_actions
 from vigil.ai.builtin.decision import Decision, decide
+from vigil.ai.builtin.document import fields_of
 from vigil.ai.builtin.scoring import score_evidence
 from vigil.ai.builtin.signals import ALERT_SOURCE, Signal
 from vigil.ai.schemas import AlertFacts, Analysis, Category, Disposition, Evidence, EvidenceStatus
@@ -13,14 +14,13 @@ from vigil.investigations.entities import Entities, EntityKind
 
 SUMMARY_DRIVERS = 3
 SUMMARY_ACTIONS = 2
-SUBJECT_VALUES = 3
 #: What names the subject of an alert, in the order a summary lists them.
-SUBJECT_KINDS: tuple[tuple[str, tuple[EntityKind, ...]], ...] = (
-    ("user", (EntityKind.EMAILS, EntityKind.USERS)),
-    ("host", (EntityKind.HOSTS, EntityKind.DEVICE_IDS)),
-    ("address", (EntityKind.IPS,)),
-    ("file", (EntityKind.SHA256S, EntityKind.SHA1S, EntityKind.MD5S)),
-    ("domain", (EntityKind.DOMAINS,)),
+SUBJECT_KINDS: tuple[tuple[str, tuple[EntityKind, ...], int], ...] = (
+    ("user", (EntityKind.EMAILS, EntityKind.USERS), 3),
+    ("host", (EntityKind.HOSTS, EntityKind.DEVICE_IDS), 2),
+    ("address", (EntityKind.IPS,), 3),
+    ("file", (EntityKind.SHA256S, EntityKind.SHA1S, EntityKind.MD5S), 1),
+    ("domain", (EntityKind.DOMAINS,), 2),
 )
 
 
@@ -32,6 +32,9 @@ def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence:
     unusable = [item.step_name for item in evidence if item.status not in (EvidenceStatus.OK, EvidenceStatus.WAITING)]
     actions = recommended_actions(category, decision.disposition, unusable)
     subject = subject_entities(entities)
+    resource = resources_of(alert)
+    if resource:
+        subject["resource"] = ", ".join(resource)
     drivers = _drivers(ranked, decision)
     named = [value for values in subject.values() for value in values.split(", ")]
     decisive = list(dict.fromkeys([*named, *(value for s in drivers for value in s.entities if value)]))
@@ -51,15 +54,30 @@ def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence:
 
 
 def subject_entities(entities: Entities) -> dict[str, str]:
-    """The alert's subject per kind: its subject-role values (up to three), else the best-ranked value."""
+    """Who and what the alert is about, per kind: subject-role values first, then the next best-ranked ones
+    (the affected account after the actor, the changed record after the caller's address)."""
     subject: dict[str, str] = {}
-    for label, kinds in SUBJECT_KINDS:
-        for kind in kinds:
-            values = entities.subject(kind)[:SUBJECT_VALUES] or entities.of(kind)[:1]
-            if values:
-                subject[label] = ", ".join(values)
-                break
+    for label, kinds, limit in SUBJECT_KINDS:
+        ranked = [value for kind in kinds for value in (*entities.subject(kind), *entities.of(kind))]
+        values = list(dict.fromkeys(value for value in ranked if value))[:limit]
+        if values:
+            subject[label] = ", ".join(values)
     return subject
+
+
+RESOURCE_KEYS = frozenset({"bucketname", "resourcename", "repositoryname", "repo", "sitename", "tablename"})
+RESOURCE_PARENTS = ("bucket", "repository", "database")
+RESOURCES = 2
+
+
+def resources_of(alert: AlertFacts) -> list[str]:
+    """What the alert's activity touched that is not an entity kind: a bucket, a repository, a site."""
+    found = [
+        field.value
+        for field in fields_of(alert.alert_content)
+        if field.key in RESOURCE_KEYS or (field.key == "name" and any(p in field.parent for p in RESOURCE_PARENTS))
+    ]
+    return list(dict.fromkeys(found))[:RESOURCES]
 
 
 def _drivers(ranked: list[Signal], decision: Decision) -> list[Signal]:

@@ -3,10 +3,13 @@
 1. The person says it was not them -> true positive.
 2. A trusted source says the detection is wrong (vendor classification, admin tags for security testing,
    a sample finding, the EICAR test file) -> false positive; says it is expected activity -> benign TP.
-3. Otherwise the score (sum of points) decides: >= 4 true positive; 2-4 true positive of medium severity,
-   or pending when the person confirmed (the evidence and the person disagree); below 2 benign: benign true
-   positive when a person confirmed or the alert reports an activity (a sign-in, a change) that showed no
-   sign of abuse, false positive when a detection claimed something the evidence does not support.
+3. The person confirmed and nothing contradicts them: benign true positive, unless the score after their
+   answer still reaches 4 (pending: the evidence and the person disagree, the summary asks the question).
+4. Suspicious evidence (score >= 2) against substantial benign context (non-explaining signals summing to
+   -2 or less, e.g. a session that is plainly the user's own) is a conflict: pending, with the question.
+5. Otherwise the score (sum of points) decides: >= 4 true positive; 2-4 true positive of medium severity;
+   below 2 benign: benign true positive when the alert reports an activity (a sign-in, a change) that
+   showed no sign of abuse, false positive when a detection claimed something the evidence does not support.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from vigil.ai.schemas import Category, Disposition, Evidence, EvidenceStatus, Se
 
 TRUE_POSITIVE_AT = 4.0
 SUSPICIOUS_AT = 2.0
+#: Benign context (not an explanation) at least this strong, against a suspicious score, is a real conflict.
+CONFLICT_AT = -2.0
 CRITICAL_AT = 9.0
 IMPACT_RULES = frozenset({"H1", "H2", "H5", "H10", "D3", "A4"})
 RANSOMWARE_POINTS = 3.0
@@ -51,27 +56,43 @@ def decide(category: Category, signals: Sequence[Signal], evidence: Sequence[Evi
     expected = next((signal for signal in trusted if signal.explains is Explains.AUTHORISED), None)
     if expected is not None:
         return _benign(Disposition.BENIGN_TRUE_POSITIVE, expected, coverage)
+    confirmed = _first(signals, "K2")
+    if confirmed is not None:
+        if score < TRUE_POSITIVE_AT:
+            return _benign(Disposition.BENIGN_TRUE_POSITIVE, confirmed, coverage)
+        strongest = max((s for s in signals if s.points > 0), key=lambda s: s.points)
+        question = (
+            f"{confirmed.finding}, yet {strongest.finding[0].lower()}{strongest.finding[1:]}: does the user's "
+            "explanation cover it? Confirm with the user's manager or the change record before closing."
+        )
+        return Decision(
+            Disposition.PENDING,
+            Verdict.SUSPICIOUS,
+            Severity.MEDIUM,
+            _confidence(0.4, coverage),
+            "the evidence and the person's answer disagree",
+            question,
+        )
+    against = [signal for signal in signals if signal.points < 0 and signal.explains is None]
+    if score >= SUSPICIOUS_AT and sum(signal.points for signal in against) <= CONFLICT_AT:
+        strongest = max((s for s in signals if s.points > 0), key=lambda s: s.points)
+        doubt = min(against, key=lambda s: s.points)
+        question = (
+            f"{strongest.finding}, yet {doubt.finding[0].lower()}{doubt.finding[1:]}: was this sanctioned work? "
+            "Ask the user or the data owner before closing."
+        )
+        return Decision(
+            Disposition.PENDING,
+            Verdict.SUSPICIOUS,
+            Severity.MEDIUM,
+            _confidence(0.4, coverage),
+            "the evidence points both ways",
+            question,
+        )
     if score >= TRUE_POSITIVE_AT:
         return _true_positive(signals, score, coverage, "the evidence adds up to malicious activity")
-    confirmed = _first(signals, "K2")
     if score >= SUSPICIOUS_AT:
-        if confirmed is not None:
-            strongest = max((s for s in signals if s.points > 0), key=lambda s: s.points)
-            question = (
-                f"{confirmed.finding}, yet {strongest.finding[0].lower()}{strongest.finding[1:]}: does the user's "
-                "explanation cover it? Confirm with the user's manager or the change record before closing."
-            )
-            return Decision(
-                Disposition.PENDING,
-                Verdict.SUSPICIOUS,
-                Severity.MEDIUM,
-                _confidence(0.4, coverage),
-                "the evidence and the person's answer disagree",
-                question,
-            )
         return _true_positive(signals, score, coverage, "suspicious evidence and nothing that explains it")
-    if confirmed is not None:
-        return _benign(Disposition.BENIGN_TRUE_POSITIVE, confirmed, coverage)
     if category in ACTIVITY_CATEGORIES:
         reason = Signal(rule="B1", points=0.0, finding="the reported activity shows no sign of abuse")
         return _benign(Disposition.BENIGN_TRUE_POSITIVE, reason, coverage, strength=max(0.0, SUSPICIOUS_AT - score))

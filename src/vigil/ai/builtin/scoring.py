@@ -13,15 +13,13 @@ from dataclasses import replace
 from vigil.ai.builtin.rules import SKILL_RULES
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import checkpoint
-from vigil.ai.builtin.signals import ALERT_SOURCE, Signal
+from vigil.ai.builtin.signals import Signal
 from vigil.ai.schemas import AlertFacts, Evidence, EvidenceKind, EvidenceStatus
 from vigil.investigations.entities import Entities
 
 #: Behaviours a "yes, that was me" cannot explain: credential theft, ransomware, offensive tools, disabled
 #: defences, spread to other machines, a phishing kit detected, leaked or stolen credentials.
-CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D3", "P3", "U1"})
-#: Any single piece of skill evidence this strong contradicts a confirmation too.
-CONTRADICTING_POINTS = 2.5
+CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3", "P3", "U1"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once.
 FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5", "C2", "C6", "C7"})
@@ -41,7 +39,7 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
         if item.kind is EvidenceKind.CHECKPOINT and item.status is EvidenceStatus.OK
         for signal in checkpoint(item)
     ]
-    signals = _count_facts_once(signals)
+    signals = _count_vendor_claim_once(_count_facts_once(signals))
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
     return signals
@@ -64,17 +62,23 @@ def _count_facts_once(signals: list[Signal]) -> list[Signal]:
     return counted
 
 
+def _count_vendor_claim_once(signals: list[Signal]) -> list[Signal]:
+    """The vendor's category (A2) and its MITRE techniques (A3) are one claim about the alert: the larger counts."""
+    claims = [signal for signal in signals if signal.rule in ("A2", "A3") and signal.points > 0]
+    if len(claims) < 2:
+        return signals
+    keep = max(claims, key=lambda signal: signal.points)
+    return [
+        replace(signal, points=0.0, finding=f"{signal.finding} (same claim as the vendor's category, counted once)")
+        if signal in claims and signal is not keep
+        else signal
+        for signal in signals
+    ]
+
+
 def _weigh_confirmations(answers: list[Signal], signals: list[Signal]) -> list[Signal]:
     contradiction = next(
-        (
-            signal
-            for signal in signals
-            if signal.points > 0
-            and (
-                signal.rule in CONTRADICTING_RULES
-                or (signal.source != ALERT_SOURCE and signal.points >= CONTRADICTING_POINTS)
-            )
-        ),
+        (signal for signal in signals if signal.points > 0 and signal.rule in CONTRADICTING_RULES),
         None,
     )
     weighed: list[Signal] = []

@@ -260,6 +260,8 @@ def alert_rules(alert: AlertFacts) -> list[Signal]:
         _bulk_data,
         _departing_user,
         _own_data,
+        _large_transfer,
+        _familiar_session,
     ):
         signals.extend(rule(alert, fields))
     signals.extend(_reported_changes(alert))
@@ -544,7 +546,10 @@ def _deployment_tooling(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return []
 
 
-BULK_KEY = re.compile(r"cloned|copied|downloaded|uploaded|exported|count|files|repos|objects|documents|records")
+BULK_KEY = re.compile(
+    r"cloned|copied|downloaded|uploaded|exported|files|repos|objects|documents|records|itemcount|^count$"
+)
+NOT_BULK_KEY = re.compile(r"account|fail|error|attempt|login|logon|retry|risk|score|port|pid|id$")
 BULK_ACTIVITY = re.compile(r"removable|usb|clone|download|upload|copied|copy|export|sync|share|exfil", re.IGNORECASE)
 BASELINE_KEY = re.compile(r"baseline|usual|normal|average|avg|typical")
 BULK_COUNT = 100
@@ -553,23 +558,36 @@ BULK_RATIO = 5
 
 def _bulk_data(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     """Many files, repositories or objects moved at once (to USB, a clone, a download), against the baseline."""
-    activity = " ".join(field.value for field in values(fields, "type", "activity", "action", "operation"))
-    baselines = [float(f.value) for f in fields if BASELINE_KEY.search(f.key) and _number(f.value) is not None]
     for field in fields:
-        number = _number(field.value)
-        if number is None or number < BULK_COUNT or BASELINE_KEY.search(field.key) or not BULK_KEY.search(field.key):
+        if not _is_count(field.value) or int(field.value) < BULK_COUNT:
             continue
-        if field.key == "count" and not BULK_ACTIVITY.search(activity + " " + field.path):
+        if BASELINE_KEY.search(field.key) or NOT_BULK_KEY.search(field.key):
+            continue
+        word = BULK_KEY.search(field.key)
+        if word is None:
+            continue
+        container = field.path.rsplit(".", 1)[0] if "." in field.path else ""
+        activity = " ".join(f.value for f in fields if f.path.startswith(container) and f.key in ACTIVITY_KEYS)
+        if word.group(0) == "count" and not BULK_ACTIVITY.search(activity):
             continue
         signals = [_cite("I1", 2.0, f"Bulk data movement: {field.path} = {field.value}", field)]
-        baseline = max(baselines) if baselines else 0.0
-        if baseline and number >= BULK_RATIO * baseline:
-            finding = f"{field.value} is {number / baseline:.0f} times the user's baseline of {baseline:g}"
+        stem = word.group(0).strip("^$")
+        baselines = [
+            float(f.value)
+            for f in fields
+            if BASELINE_KEY.search(f.key) and stem in f.key and _number(f.value) is not None
+        ]
+        number = int(field.value)
+        if baselines and max(baselines) > 0 and number >= BULK_RATIO * max(baselines):
+            finding = f"{field.value} is {number / max(baselines):.0f} times the user's baseline of {max(baselines):g}"
             signals.append(_cite("I1", 1.0, finding, field))
         if re.search(r"removable|usb", activity, re.IGNORECASE):
             signals.append(_cite("I1", 1.0, "The data went to removable media", field))
         return signals
     return []
+
+
+ACTIVITY_KEYS = frozenset({"type", "activity", "action", "operation", "destination"})
 
 
 def _is_count(text: str) -> bool:
@@ -626,7 +644,16 @@ def _reported_changes(alert: AlertFacts) -> list[Signal]:
         )
         for change in edge.assess(entries)
     ]
-    if entries and not signals and CLAIMS_WEAKENING.search(alert.alert_type.lower()):
+    outsider = next((actor for actor in map(edge.external_actor, entries) if actor), None)
+    if outsider and signals:
+        finding = f"The change was made by {outsider}, an account outside the zone's own domain"
+        signals.append(Signal(rule="C10", points=1.0, finding=finding, locator="audit entry actor", quote=outsider))
+    if (
+        entries
+        and not signals
+        and CLAIMS_WEAKENING.search(alert.alert_type.lower())
+        and edge.is_unchanged_or_enabled(entries[0])
+    ):
         entry = entries[0]
         finding = (
             f"The alert claims '{alert.alert_type}', but the change it reports weakened nothing: {edge.describe(entry)}"
@@ -660,3 +687,48 @@ def _audit_entries(content: str) -> list[dict[str, object]]:
         elif isinstance(node, list):
             stack.extend(node)
     return found
+
+
+LARGE_TRANSFER_BYTES = 1024**3
+
+
+def _large_transfer(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """Gigabytes moved in one alert, and how that compares with the principal's own baseline."""
+    for field in fields:
+        if "bytes" not in field.key or BASELINE_KEY.search(field.key) or not _is_count(field.value):
+            continue
+        moved = int(field.value)
+        if moved < LARGE_TRANSFER_BYTES:
+            continue
+        signals = [_cite("I1", 2.0, f"Large transfer: {moved / 1024**3:.1f} GB ({field.path})", field)]
+        baselines = [
+            float(f.value) for f in fields if "bytes" in f.key and BASELINE_KEY.search(f.key) and _number(f.value)
+        ]
+        if baselines and moved >= BULK_RATIO * max(baselines):
+            finding = f"{moved / max(baselines):.0f} times the principal's usual volume ({max(baselines):g} bytes)"
+            signals.append(_cite("I1", 1.0, finding, field))
+        return signals
+    return []
+
+
+#: Enrichment that says the session is the user's usual one: known address, known client, MFA-backed.
+FAMILIAR_KEYS = (
+    "sourceIpSeenBefore",
+    "userAgentSeenBefore",
+    "knownDevice",
+    "knownIp",
+    "deviceSeenBefore",
+    "sessionMfa",
+)
+FAMILIAR_POINTS = -1.0
+FAMILIAR_CAP = -2.0
+
+
+def _familiar_session(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+    """Context, not an explanation: it argues against a stolen identity, not for the activity being allowed."""
+    familiar = [field for field in values(fields, *FAMILIAR_KEYS) if field.value.strip().lower() == "true"]
+    if not familiar:
+        return []
+    names = ", ".join(field.path.rsplit(".", 1)[-1] for field in familiar)
+    points = max(FAMILIAR_CAP, FAMILIAR_POINTS * len(familiar))
+    return [_cite("S6", points, f"The session looks like the user's own ({names})", familiar[0])]

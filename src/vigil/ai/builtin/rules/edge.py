@@ -21,9 +21,12 @@ WEAKENING_VALUES = frozenset(
     {"off", "essentially_off", "disabled", "false", "0", "low", "allow", "bypass", "skip", "log", "none", "flexible"}
 )
 WEAKENING_ACTIONS = re.compile(r"delete|remove|disable|pause|revoke_2fa|downgrade")
+SEVERAL = 2
 CREDENTIAL_ACTIONS = re.compile(r"token|api_key|apikey|key_create|create_key|service_key|origin_ca")
 ELEVATED_ROLES = re.compile(r"super administrator|administrator|admin|owner")
 READ_ONLY = re.compile(r"read[ _-]?only")
+#: Cloudflare's security levels, weakest first: moving left turns protection down.
+SECURITY_LEVELS = ("off", "essentially_off", "low", "medium", "high", "under_attack")
 
 
 def _entry_text(entry: dict[str, object]) -> str:
@@ -40,6 +43,9 @@ def _entry_text(entry: dict[str, object]) -> str:
 def describe(entry: dict[str, object]) -> str:
     action = read.raw(read.nested(entry, "action"), "type") or "change"
     resource = read.raw(read.nested(entry, "resource"), "type")
+    name = read.raw(read.nested(entry, "metadata"), "name")
+    if name:
+        resource = f"{resource} {name}".strip()
     new_value = read.raw(entry, "newValue") or read.raw(read.nested(entry, "metadata"), "value")
     actor = read.raw(read.nested(entry, "actor"), "email") or read.raw(read.nested(entry, "actor"), "ip")
     parts = [
@@ -95,6 +101,7 @@ def audit_changes(attributed: bool) -> SkillRule:
             )
             for change in assess(entries)
         ]
+        signals.extend(several_weakened(assess(entries), item.step_name, item.skill_id))
         if attributed and entries and not signals:
             signals.append(
                 Signal(
@@ -110,6 +117,27 @@ def audit_changes(attributed: bool) -> SkillRule:
         return signals
 
     return rule
+
+
+def several_weakened(changes: list[ChangeFinding], source: str, skill_id: str | None) -> list[Signal]:
+    """More than one control turned down at once is a campaign, not a tweak."""
+    weakened = next((change for change in changes if change.rule == "C2"), None)
+    if weakened is None or weakened.count < SEVERAL:
+        return []
+    finding = f"{weakened.count} security controls were turned down together"
+    return [
+        Signal(rule="C9", points=1.0, finding=finding, source=source, skill_id=skill_id, quote=describe(weakened.entry))
+    ]
+
+
+def external_actor(entry: dict[str, object]) -> str | None:
+    """The actor's e-mail domain is not the zone's: a partner, a contractor, or someone who should not be there."""
+    actor = read.raw(read.nested(entry, "actor"), "email").lower()
+    zone = read.raw(read.nested(entry, "metadata"), "zone_name").lower()
+    if "@" not in actor or not zone:
+        return None
+    domain = actor.rsplit("@", 1)[1]
+    return None if domain == zone or domain.endswith("." + zone) or zone.endswith("." + domain) else actor
 
 
 def _actor(entry: dict[str, object]) -> tuple[str, ...]:
@@ -132,7 +160,23 @@ def _resource(entry: dict[str, object]) -> str:
 def is_weakening(entry: dict[str, object]) -> bool:
     metadata = read.nested(entry, "metadata")
     new_value = read.text(entry, "newValue") or read.text(metadata, "value") or read.text(metadata, "new_value")
+    old_value = read.text(entry, "oldValue")
+    if new_value in SECURITY_LEVELS and old_value in SECURITY_LEVELS:
+        return SECURITY_LEVELS.index(new_value) < SECURITY_LEVELS.index(old_value)
     return new_value in WEAKENING_VALUES or bool(WEAKENING_ACTIONS.search(_action(entry)))
+
+
+def is_unchanged_or_enabled(entry: dict[str, object]) -> bool:
+    """The change left the control as it was: same value before and after, or still enabled afterwards."""
+    old, new = entry.get("oldValueJson"), entry.get("newValueJson")
+    if (
+        isinstance(new, dict)
+        and new.get("enabled") is True
+        and (not isinstance(old, dict) or old.get("enabled") is True)
+    ):
+        return True
+    old_text, new_text = read.text(entry, "oldValue"), read.text(entry, "newValue")
+    return bool(new_text) and old_text == new_text
 
 
 def insights(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vigil.ai.builtin import evidence as read
-from vigil.ai.builtin.signals import Signal
+from vigil.ai.builtin.signals import Explains, Signal
 from vigil.ai.schemas import AlertFacts, Evidence
 from vigil.investigations.entities import Entities
 
@@ -42,6 +42,25 @@ def accounts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
         account = records[index]
         who = read.raw(account, "email")
         app = read.raw(account, "appType")
+        sso = _sso_only(account)
+        if sso:
+            finding = (
+                f"{who}'s {app or 'work'} account has no MFA of its own but is reached only through {sso}, "
+                "which enforces MFA"
+            )
+            return [
+                Signal(
+                    rule="P4",
+                    points=-4.0,
+                    finding=finding,
+                    source=item.step_name,
+                    skill_id=item.skill_id,
+                    locator=f"{key}[{index}].loginMethods",
+                    quote=sso,
+                    explains=Explains.WRONG_DETECTION,
+                    entities=(who,) if who else (),
+                )
+            ]
         finding = f"Push Security shows {who}'s {app or 'work'} account without MFA"
         return [_signal(item, "P1", 1.0, finding, f"{key}[{index}].mfaRegistered", "false", who)]
     if mfa and all(value == "true" for value in mfa):
@@ -89,3 +108,15 @@ def findings(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
 def _list(output: dict[str, object], key: str) -> list[object]:
     value = output.get(key)
     return value if isinstance(value, list) else []
+
+
+def _sso_only(account: dict[str, object]) -> str:
+    """The single sign-on provider when the account has no password login (MFA is then the IdP's job)."""
+    methods = read.field(account, "loginMethods")
+    if not isinstance(methods, dict) or read.text(methods, "passwordLogin") != "false":
+        return ""
+    for name in ("samlLogin", "oidcLogin", "vendorSsoLogin"):
+        provider = read.raw(methods, name)
+        if provider and provider.lower() not in {"false", "none", "null"}:
+            return f"{provider} single sign-on"
+    return "Okta single sign-on" if read.text(methods, "oktaSwaLogin") == "true" else ""
