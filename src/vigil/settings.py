@@ -58,6 +58,13 @@ class Settings(BaseSettings):
     executor_id: str | None = Field(default=None, description="Stable worker identity; default host + role.")
     heartbeat_seconds: float = Field(default=5.0, gt=0, description="How often a worker proves it is alive.")
     dead_worker_seconds: float = Field(default=30.0, gt=0, description="Silence after which work is taken over.")
+    checkpoint_timeout_seconds: int = Field(
+        default=900,
+        ge=5,  # = playbooks.schemas.MIN_CHECKPOINT_TIMEOUT_SECONDS (settings import nothing of Vigil)
+        le=7 * 24 * 3600,
+        description="How long a Chat Checkpoint waits for its answer when neither the step, the organization "
+        "nor the console's service-wide setting says otherwise.",
+    )
     engine_step_delay_seconds: float = Field(
         default=0.0, ge=0, description="Fault-injection only: sleep in every playbook step (crash tests)."
     )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -42,8 +44,15 @@ USERS: dict[str, dict[str, Any]] = {
 }
 
 
+PostedHook = Callable[[str, str, dict[str, Any]], None]
+"""``(channel, ts, message)`` of a message chat.postMessage has just stored."""
+
+
 class SlackFake(FakeVendor):
-    """Control: ``webhook_archived`` (410), ``fail_next(...)`` for 429/ratelimited and other errors."""
+    """Control: ``webhook_archived`` (410), ``fail_next(...)`` for 429/ratelimited and other errors, and
+    ``before_post_answer``: called with each posted message after Slack has stored (shown) it and before the
+    poster gets chat.postMessage's answer, as when a person presses a button (and Slack delivers E5) before
+    that answer arrives. What the hook raises is kept in ``hook_errors`` (the post still succeeds)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -54,6 +63,8 @@ class SlackFake(FakeVendor):
         self.webhook_archived = False
         self.webhook_messages: list[dict[str, Any]] = []
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}
+        self.before_post_answer: PostedHook | None = None
+        self.hook_errors: list[BaseException] = []
 
     @property
     def webhook_url(self) -> str:
@@ -142,6 +153,13 @@ class SlackFake(FakeVendor):
             "ts": ts,
         }
         self.messages[(args["channel"], ts)] = message
+        hook = self.before_post_answer
+        if hook is not None:
+            try:
+                # In a thread: the hook may call back into Vigil, which may call this fake again.
+                await asyncio.to_thread(hook, str(args["channel"]), ts, json.loads(json.dumps(message)))
+            except Exception as error:
+                self.hook_errors.append(error)
         return JSONResponse({"ok": True, "channel": args["channel"], "ts": ts, "message": message})
 
     async def update(self, request: Request) -> Response:

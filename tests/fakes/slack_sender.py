@@ -85,6 +85,37 @@ def block_actions(
     }
 
 
+def button_press(
+    message: dict[str, Any],
+    decision: str,
+    *,
+    channel: str,
+    user_id: str,
+    action_ts: str = "1596530385.194939",
+) -> dict[str, Any]:
+    """The block_actions payload of pressing, in a posted ``message``, the button whose value carries ``decision``."""
+    buttons = [
+        element
+        for block in message.get("blocks") or []
+        if block.get("type") == "actions"
+        for element in block.get("elements", [])
+    ]
+    button = next(b for b in buttons if json.loads(b["value"]).get("decision") == decision)
+    payload = block_actions(
+        button["action_id"], button["value"], user_id=user_id, message_ts=str(message["ts"]), action_ts=action_ts
+    )
+    payload["container"]["channel_id"] = channel
+    payload["channel"]["id"] = channel
+    return payload
+
+
+def dm_reply(text: str, *, channel: str, user_id: str, ts: str, event_id: str) -> dict[str, Any]:
+    """A ``message.im`` event: ``user_id`` wrote ``text`` in the DM ``channel`` at Slack time ``ts``."""
+    payload = message_im(event_id=event_id, text=text, user=user_id)
+    payload["event"].update(channel=channel, ts=ts, event_ts=ts)
+    return payload
+
+
 class SlackSender:
     """Posts signed deliveries to a Vigil app through its TestClient."""
 

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from tests.engine.conftest import engine_settings
 from tests.fakes import slack
 from tests.fakes.fixtures import slack_fake, slack_server
+from tests.fakes.slack import SlackFake
 from tests.fakes.slack_sender import SlackSender
+from tests.slack.checkpointing import Checkpointed, running
 from tests.support.harness import Harness
 from vigil.integrations.slack import inbound
 from vigil.integrations.slack.inbound import InboundEvent, InboundInteraction
@@ -90,6 +94,13 @@ def seen() -> Iterator[Seen]:
     yield record
     inbound.unregister_event_handler("message.im", on_event)
     inbound.unregister_interaction_handler("block_actions", on_interaction)
+
+
+@pytest.fixture
+def chat_engine(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> Iterator[Checkpointed]:
+    """The engine asking in the Slack fake, with ACME's Slack connection created and authenticated."""
+    with running(engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url), slack_fake) as started:
+        yield started
 
 
 __all__ = ["slack_fake", "slack_server"]

@@ -3,166 +3,20 @@ the playbook resumes with the answer as evidence. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import copy
 import json
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import pytest
 from sqlalchemy import select
 
 from tests.engine.conftest import engine_settings
-from tests.fakes import slack
 from tests.fakes.fixtures import slack_values
 from tests.fakes.slack import SlackFake
-from tests.fakes.slack_sender import SlackSender, block_actions, message_im
+from tests.slack.checkpointing import ASKED, ASKED_ID, SIGN_IN_TYPE, Checkpointed, buttons_of, running, sign_in_content
 from tests.support.harness import Harness
-from tests.support.playbooks import install_playbook
 from vigil.alerts.constants import InvestigationStatus
 from vigil.investigations.models import ChatCheckpoint, InvestigationStep
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinition
-from vigil.settings import Settings
-
-ASKED = "spengler@ghostbusters.example.com"
-ASKED_ID = slack.USERS[ASKED]["id"]
-SIGN_IN_TYPE = "Suspicious sign-in"
-
-
-def sign_in_content(n: int = 1) -> str:
-    return json.dumps({"userPrincipalName": ASKED, "ipAddress": f"198.51.100.{n}", "result": "success"})
-
-
-@dataclass
-class Checkpointed:
-    harness: Harness
-    key: str
-    fake: SlackFake
-    sender: SlackSender
-    token: str
-    buttons: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
-
-    def post_sign_in(self, n: int = 1, alert_type: str = SIGN_IN_TYPE) -> dict[str, Any]:
-        body = self.harness.alert_body(provider="okta", alert_type=alert_type, alert_content=sign_in_content(n))
-        response = self.harness.post_alert(self.key, body)
-        assert response.status_code == 201, response.text
-        created: dict[str, Any] = response.json()
-        return created
-
-    @property
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.key}"}
-
-    def alert(self, alert_id: str) -> dict[str, Any]:
-        response = self.harness.client.get(
-            f"/serviceapi/alerts/{alert_id}", headers={"Authorization": f"Bearer {self.key}"}
-        )
-        found: dict[str, Any] = response.json()
-        return found
-
-    def case(self, case_id: str) -> dict[str, Any]:
-        response = self.harness.client.get(
-            f"/serviceapi/cases/{case_id}", headers={"Authorization": f"Bearer {self.key}"}
-        )
-        found: dict[str, Any] = response.json()
-        return found
-
-    def wait_status(self, alert_id: str, status: int, timeout: float = 60.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        alert = self.alert(alert_id)
-        while time.monotonic() < deadline:
-            alert = self.alert(alert_id)
-            if alert["investigation_status"] == status:
-                return alert
-            time.sleep(0.1)
-        raise AssertionError(f"alert {alert_id} stayed {alert['investigation_status']}, wanted {status}")
-
-    def question(self, count: int = 1, timeout: float = 30.0) -> tuple[str, str, dict[str, Any]]:
-        """(channel, ts, message) of the `count`-th question the bot sent (a message with buttons)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            asked = [(key, m) for key, m in self.fake.messages.items() if _buttons(m)]
-            if len(asked) >= count:
-                (channel, ts), message = sorted(asked, key=lambda item: item[0][1])[count - 1]
-                self.buttons[(channel, ts)] = copy.deepcopy(_buttons(message))  # pressable even after the update
-                return channel, ts, message
-            time.sleep(0.05)
-        raise AssertionError("the fake Slack never received the checkpoint question")
-
-    def press(self, decision: str, channel: str, ts: str, *, user_id: str = ASKED_ID, action_ts: str = "1.1") -> None:
-        button = next(b for b in self.buttons[(channel, ts)] if json.loads(b["value"])["decision"] == decision)
-        payload = block_actions(
-            button["action_id"], button["value"], user_id=user_id, message_ts=ts, action_ts=action_ts
-        )
-        payload["container"]["channel_id"] = channel
-        payload["channel"]["id"] = channel
-        response = self.sender.interaction(self.token, payload)
-        assert response.status_code == 200, response.text
-
-    def reply(self, text: str, channel: str, event_id: str = "EvREPLY1") -> None:
-        payload = message_im(event_id=event_id, text=text, user=ASKED_ID)
-        payload["event"]["channel"] = channel
-        response = self.sender.event(self.token, payload)
-        assert response.status_code == 200, response.text
-
-    def checkpoint_output(self, alert_uuid: str) -> dict[str, Any]:
-        with self.harness.db.read() as session:
-            row = session.scalar(
-                select(InvestigationStep).where(
-                    InvestigationStep.alert_uuid == uuid.UUID(alert_uuid), InvestigationStep.kind == "checkpoint"
-                )
-            )
-            assert row is not None and row.output is not None
-            output: dict[str, Any] = json.loads(row.output)
-            return output
-
-    def use_playbook(self, alert_type: str, definition: PlaybookDefinition) -> None:
-        """Give the organization a playbook for the type before its first alert (instead of a drafted one)."""
-        install_playbook(self.harness.db, "ACME", "okta", alert_type, definition)
-
-
-def _buttons(message: dict[str, Any]) -> list[dict[str, Any]]:
-    blocks = message.get("blocks") or []
-    return [element for block in blocks if block.get("type") == "actions" for element in block.get("elements", [])]
-
-
-@contextmanager
-def running(settings: Settings, fake: SlackFake) -> Iterator[Checkpointed]:
-    """An app with its engine; the organization and its Slack connection are created on the first start only."""
-    with Harness(settings, engine=True) as harness:
-        key = harness.add_key().api_key
-        auth = {"Authorization": f"Bearer {key}"}
-        connections = harness.client.get("/serviceapi/connections", headers=auth).json()["connections"]
-        if not connections:
-            harness.add_org("ACME")
-            response = harness.client.post(
-                "/serviceapi/connections",
-                json={
-                    "organization_code": "ACME",
-                    "integration_id": "slack",
-                    "name": "slack",
-                    "fields": slack_values(fake),
-                },
-                headers=auth,
-            )
-            assert response.status_code == 201, response.text
-            connections = [response.json()]
-            # Authenticate completes the setup; only then are checkpoints drafted for the organization.
-            tested = harness.client.post(
-                f"/serviceapi/connections/{connections[0]['connection_uuid']}/test", headers=auth
-            )
-            assert tested.status_code == 200 and tested.json()["ok"] is True, tested.text
-        yield Checkpointed(harness, key, fake, SlackSender(harness.client), connections[0]["webhook_token"])
-
-
-@pytest.fixture
-def chat_engine(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> Iterator[Checkpointed]:
-    with running(engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url), slack_fake) as started:
-        yield started
 
 
 def test_it_was_not_me_button_resumes_the_playbook_and_raises_the_case(chat_engine: Checkpointed) -> None:
@@ -170,7 +24,7 @@ def test_it_was_not_me_button_resumes_the_playbook_and_raises_the_case(chat_engi
     channel, ts, message = chat_engine.question()
     assert chat_engine.alert(alert["alert_id"])["investigation_status"] == InvestigationStatus.IN_PROGRESS
     assert channel == "D069C7QFK" and alert["alert_id"] in json.dumps(message["blocks"])
-    assert [b["text"]["text"] for b in _buttons(message)] == ["Confirm it was me", "It was not me"]
+    assert [b["text"]["text"] for b in buttons_of(message)] == ["Confirm it was me", "It was not me"]
 
     chat_engine.press("denied", channel, ts)
     done = chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
@@ -184,9 +38,9 @@ def test_it_was_not_me_button_resumes_the_playbook_and_raises_the_case(chat_engi
     assert in_case["status"] == "ok" and in_case["output"]["answer"] == "denied"
     assert in_case["output"]["answered_by"] == ASKED
     assert case["verdict"] in ("malicious", "suspicious") and case["severity"] in ("medium", "high", "critical")
-    assert any("answered that the activity was not them" in finding for finding in case["findings"])
+    assert any("answered that it was NOT them" in finding for finding in case["findings"])
     updated = chat_engine.fake.messages[(channel, ts)]
-    assert "You said it was not you" in updated["text"] and not _buttons(updated)
+    assert "You said it was not you" in updated["text"] and not buttons_of(updated)
     timeline = [event["kind"] for event in chat_engine.alert(alert["alert_id"])["timeline"]]
     assert "checkpoint_asked" in timeline and "checkpoint_answered" in timeline
 
@@ -309,4 +163,4 @@ def test_checkpoint_survives_a_worker_restart_while_waiting(db_url: str, tmp_pat
         again.press("denied", channel, ts)
         again.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
         assert again.checkpoint_output(alert["alert_uuid"])["answer"] == "denied"
-    assert len([m for m in slack_fake.messages.values() if _buttons(m) or "not you" in m["text"]]) == 1
+    assert len([m for m in slack_fake.messages.values() if buttons_of(m) or "not you" in m["text"]]) == 1

@@ -1,11 +1,18 @@
 """Chat Checkpoints: the durable record of a question put to a person, and how answers reach it.
 
-The flow: the engine opens a row (`asking`), sends the Slack question, marks it `waiting` and starts a
-workflow that waits with `DBOS.recv`. A button press (E5) or a yes/no DM reply (E4) from the asked user is
-a conditional update `waiting → answered` inside the transaction that records the delivery, then a wake-up
-message to that workflow. The row is the truth; the message only saves waiting time: the waiting workflow
-also re-reads the row between shorter waits, so a lost wake-up delays the playbook a little, never loses
-the answer. A timeout is the same conditional update to `timed_out`, so whichever comes first wins.
+The flow: the engine opens a row (`asking`) with the timeout it resolved, sends the Slack question, marks it
+`waiting` and starts a workflow that waits with `DBOS.recv`. A button press (E5) or a yes/no DM reply (E4)
+from the asked user is a conditional update `waiting → answered` inside the transaction that records the
+delivery, then a wake-up message to that workflow. The row is the truth; the message only saves waiting
+time: the waiting workflow also re-reads the row between shorter waits, so a lost wake-up delays the
+playbook a little, never loses the answer. A timeout is the same conditional update to `timed_out`, so
+whichever comes first wins.
+
+The buttons are live as soon as Slack posts the question, before Vigil has recorded whom it asked. An answer
+arriving in that window (row still `asking`) is kept in `chat_early_answers`; `mark_asked` applies the asked
+user's answer in the same transaction that records the question, so the row goes straight to `answered` and
+the wait ends at once. Both sides lock the checkpoint row (PostgreSQL; SQLite serializes writers anyway), so
+an early answer is either seen by `mark_asked` or finds the row already `waiting`.
 """
 
 from __future__ import annotations
@@ -13,10 +20,12 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from vigil.alerts.service import add_timeline_event
@@ -24,13 +33,17 @@ from vigil.db.base import epoch_now
 from vigil.integrations.slack import inbound
 from vigil.integrations.slack.checkpoint import CheckpointButton, Decision, decision_from_reply
 from vigil.integrations.slack.skills import ChatCheckpointOutput
-from vigil.investigations.models import ChatCheckpoint
+from vigil.investigations.models import ChatCheckpoint, ChatEarlyAnswer
 from vigil.investigations.service import workflow_id_for
+from vigil.orgs import service as orgs_service
+from vigil.orgs.models import Organization
 
 logger = logging.getLogger("vigil.checkpoints")
 
 CHECKPOINT_TOPIC = "vigil.checkpoint"
 TIMEOUT_ANSWER = "timeout"
+# How long a yes/no DM reply that matched no open question is kept for a question still being recorded.
+EARLY_REPLY_WINDOW_SECONDS = 300
 
 
 class CheckpointStatus(StrEnum):
@@ -44,6 +57,48 @@ class CheckpointStatus(StrEnum):
 class AnsweredVia(StrEnum):
     BUTTON = "button"
     DM = "dm"
+
+
+class TimeoutSource(StrEnum):
+    """Where a checkpoint's timeout came from, in order of precedence."""
+
+    STEP = "step"  # the playbook step's own timeout_seconds
+    ORGANIZATION = "organization"  # the organization's override (console: organization page)
+    SERVICE = "service"  # the service-wide setting (console: Settings)
+    ENVIRONMENT = "environment"  # VIGIL_CHECKPOINT_TIMEOUT_SECONDS
+
+
+@dataclass(frozen=True)
+class CheckpointTimeout:
+    seconds: int
+    source: TimeoutSource
+
+
+def resolve_timeout(
+    session: Session, organization_uuid: uuid.UUID, step_seconds: int | None, environment_seconds: int
+) -> CheckpointTimeout:
+    """The step's own timeout, else the organization's override, else the console's service-wide setting,
+    else the environment's (`VIGIL_CHECKPOINT_TIMEOUT_SECONDS`)."""
+    if step_seconds is not None:
+        return CheckpointTimeout(step_seconds, TimeoutSource.STEP)
+    organization = session.get(Organization, organization_uuid)
+    if organization is not None and organization.checkpoint_timeout_seconds is not None:
+        return CheckpointTimeout(organization.checkpoint_timeout_seconds, TimeoutSource.ORGANIZATION)
+    service_wide = orgs_service.service_checkpoint_timeout(session)
+    if service_wide is not None:
+        return CheckpointTimeout(service_wide, TimeoutSource.SERVICE)
+    return CheckpointTimeout(environment_seconds, TimeoutSource.ENVIRONMENT)
+
+
+def recorded_timeout(row: ChatCheckpoint, resolved: CheckpointTimeout) -> CheckpointTimeout:
+    """The timeout the row was opened with (a replayed ask keeps it even if a setting changed since)."""
+    if row.timeout_seconds is None:  # a row opened before timeouts were recorded
+        return resolved
+    try:
+        source = TimeoutSource(row.timeout_source or "")
+    except ValueError:
+        source = resolved.source
+    return CheckpointTimeout(row.timeout_seconds, source)
 
 
 def waiting_workflow_id(alert_uuid: uuid.UUID, attempt: int, position: int) -> str:
@@ -62,6 +117,7 @@ def open_checkpoint(
     connection_name: str,
     email: str,
     question: str,
+    timeout: CheckpointTimeout,
 ) -> ChatCheckpoint:
     """The checkpoint of this step, created once; a replayed step gets the same row back."""
     existing = session.scalar(
@@ -86,15 +142,19 @@ def open_checkpoint(
         question=question,
         status=CheckpointStatus.ASKING.value,
         created_at=epoch_now(),
+        timeout_seconds=timeout.seconds,
+        timeout_source=timeout.source.value,
     )
     session.add(row)
     session.flush()
     return row
 
 
-def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpointOutput, timeout_seconds: int) -> None:
+def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpointOutput, timeout_seconds: int) -> bool:
+    """`asking → waiting` with whom and where Slack asked; an answer that arrived meanwhile is applied at once
+    (the row ends `answered`). True when the checkpoint is answered already."""
     now = epoch_now()
-    session.execute(
+    marked = session.execute(
         update(ChatCheckpoint)
         .where(
             ChatCheckpoint.checkpoint_uuid == checkpoint_uuid,
@@ -109,14 +169,22 @@ def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpoi
             expires_at=now + timeout_seconds,
         )
     )
-    row = session.get(ChatCheckpoint, checkpoint_uuid)
-    if row is not None:
-        _timeline(
-            session,
-            row,
-            "checkpoint_asked",
-            f"Asked {row.asked_email} in Slack to confirm the activity; waiting up to {_duration(timeout_seconds)}.",
-        )
+    row = session.get(ChatCheckpoint, checkpoint_uuid, populate_existing=True)
+    if row is None or getattr(marked, "rowcount", 0) != 1:
+        return row is not None and row.status == CheckpointStatus.ANSWERED.value
+    _timeline(
+        session,
+        row,
+        "checkpoint_asked",
+        f"Asked {row.asked_email} in Slack to confirm the activity; waiting up to {_duration(timeout_seconds)}.",
+    )
+    early = _take_early_answer(session, row)
+    if early is None:
+        return False
+    # Nobody waits yet: the waiting workflow starts after this and finds the row answered, so no wake-up.
+    record_answer(session, row, early.decision, via=early.via, slack_user=early.label, at=early.at)
+    logger.info("checkpoint %s: the answer given while the question was being recorded applies", checkpoint_uuid)
+    return True
 
 
 def mark_failed(session: Session, checkpoint_uuid: uuid.UUID, reason: str) -> None:
@@ -128,6 +196,7 @@ def mark_failed(session: Session, checkpoint_uuid: uuid.UUID, reason: str) -> No
         )
         .values(status=CheckpointStatus.FAILED.value)
     )
+    session.execute(delete(ChatEarlyAnswer).where(ChatEarlyAnswer.checkpoint_uuid == checkpoint_uuid))
     row = session.get(ChatCheckpoint, checkpoint_uuid)
     if row is not None:
         _timeline(session, row, "checkpoint_failed", f"Could not ask {row.asked_email} in Slack: {reason}")
@@ -185,9 +254,10 @@ def record_answer(
     *,
     via: AnsweredVia,
     slack_user: str,
+    at: int | None = None,
 ) -> inbound.AfterCommit | None:
     """`waiting → answered` once; returns the wake-up to send after commit, or None if it was already resolved."""
-    now = epoch_now()
+    now = epoch_now() if at is None else at
     result = session.execute(
         update(ChatCheckpoint)
         .where(
@@ -213,38 +283,67 @@ def record_answer(
 
 
 def on_button(session: Session, interaction: inbound.InboundInteraction) -> inbound.AfterCommit | None:
-    """E5 block_actions: only our buttons, on this connection's checkpoint, pressed by the asked user."""
+    """E5 block_actions: only our buttons, on this connection's checkpoint, pressed by the asked user.
+
+    A press while the question is still being recorded (`asking`) is kept for `mark_asked`, which knows who
+    was asked; the row lock makes `mark_asked` wait for this transaction (or this one see its result)."""
     button = CheckpointButton.parse(interaction.action_value)
     if button is None:
         return None
-    row = session.get(ChatCheckpoint, button.checkpoint)
+    row = session.get(ChatCheckpoint, button.checkpoint, with_for_update=True, populate_existing=True)
     if row is None or row.connection_uuid != interaction.connection_uuid:
         logger.warning(
             "button for unknown checkpoint %s on connection %s", button.checkpoint, interaction.connection_uuid
         )
         return None
-    if interaction.user_id != row.slack_user_id:
-        logger.warning(
-            "checkpoint %s: press by %s ignored; only the asked user %s may answer",
-            row.checkpoint_uuid,
-            interaction.user_id,
-            row.slack_user_id,
-        )
-        return None
     user = interaction.payload.get("user")
     name = str(user.get("username") or user.get("name") or "") if isinstance(user, dict) else ""
-    return record_answer(
-        session, row, button.decision, via=AnsweredVia.BUTTON, slack_user=_slack_label(name, interaction.user_id)
-    )
+    label = _slack_label(name, interaction.user_id)
+    if row.status == CheckpointStatus.ASKING.value:
+        session.add(
+            ChatEarlyAnswer(
+                connection_uuid=interaction.connection_uuid,
+                checkpoint_uuid=row.checkpoint_uuid,
+                answered_via=AnsweredVia.BUTTON.value,
+                answer=button.decision.value,
+                user_id=interaction.user_id[:64],
+                user_label=label[:200],
+                channel_id=interaction.channel_id[:64],
+                received_at=epoch_now(),
+            )
+        )
+        logger.info(
+            "checkpoint %s: press by %s while the question is being recorded; kept until it is",
+            row.checkpoint_uuid,
+            interaction.user_id,
+        )
+        return None
+    if interaction.user_id != row.slack_user_id:
+        _ignore_other_user(row, interaction.user_id)
+        return None
+    return record_answer(session, row, button.decision, via=AnsweredVia.BUTTON, slack_user=label)
 
 
 def on_direct_message(session: Session, event: inbound.InboundEvent) -> inbound.AfterCommit | None:
-    """E4 message.im: a clear yes/no from the asked user answers their most recent open question in that DM."""
+    """E4 message.im: a clear yes/no from the asked user answers their most recent open question in that DM.
+
+    A reply no waiting question matches, while a question of this connection is still being recorded, is kept
+    a few minutes for `mark_asked` (locking those rows first, so `mark_asked` either sees the reply or has
+    already made its row `waiting`, which the lookup below then finds)."""
     user_id = str(event.event.get("user") or "")
     channel_id = str(event.event.get("channel") or "")
     decision = decision_from_reply(str(event.event.get("text") or ""))
     if not user_id or decision is None:
         return None
+    being_asked = session.scalars(
+        select(ChatCheckpoint.checkpoint_uuid)
+        .where(
+            ChatCheckpoint.connection_uuid == event.connection_uuid,
+            ChatCheckpoint.status == CheckpointStatus.ASKING.value,
+        )
+        .order_by(ChatCheckpoint.checkpoint_uuid)
+        .with_for_update()
+    ).all()
     row = session.scalar(
         select(ChatCheckpoint)
         .where(
@@ -256,15 +355,104 @@ def on_direct_message(session: Session, event: inbound.InboundEvent) -> inbound.
         .order_by(ChatCheckpoint.created_at.desc())
         .limit(1)
     )
-    if row is None:
-        return None
-    return record_answer(
-        session, row, decision, via=AnsweredVia.DM, slack_user=_slack_label(row.slack_user_name or "", user_id)
-    )
+    if row is not None:
+        return record_answer(
+            session, row, decision, via=AnsweredVia.DM, slack_user=_slack_label(row.slack_user_name or "", user_id)
+        )
+    if being_asked:
+        now = epoch_now()
+        session.execute(
+            delete(ChatEarlyAnswer).where(
+                ChatEarlyAnswer.connection_uuid == event.connection_uuid,
+                ChatEarlyAnswer.checkpoint_uuid.is_(None),
+                ChatEarlyAnswer.received_at < now - EARLY_REPLY_WINDOW_SECONDS,
+            )
+        )
+        session.add(
+            ChatEarlyAnswer(
+                connection_uuid=event.connection_uuid,
+                checkpoint_uuid=None,
+                answered_via=AnsweredVia.DM.value,
+                answer=decision.value,
+                user_id=user_id[:64],
+                user_label=user_id[:200],
+                channel_id=channel_id[:64],
+                reply_ts=str(event.event.get("ts") or "")[:64],
+                received_at=now,
+            )
+        )
+        logger.info("reply by %s while a question is being recorded; kept for it", user_id)
+    return None
 
 
 inbound.register_interaction_handler("block_actions", on_button)
 inbound.register_event_handler("message.im", on_direct_message)
+
+
+@dataclass(frozen=True)
+class _EarlyAnswer:
+    decision: Decision
+    via: AnsweredVia
+    label: str
+    at: int
+
+
+def _take_early_answer(session: Session, row: ChatCheckpoint) -> _EarlyAnswer | None:
+    """The asked user's first press on this question, else their newest DM reply posted after it; other
+    people's presses are discarded as they would have been once the question was recorded."""
+    chosen: _EarlyAnswer | None = None
+    presses = session.scalars(
+        select(ChatEarlyAnswer)
+        .where(ChatEarlyAnswer.checkpoint_uuid == row.checkpoint_uuid)
+        .order_by(ChatEarlyAnswer.id)
+    ).all()
+    for press in presses:
+        if press.user_id != row.slack_user_id:
+            _ignore_other_user(row, press.user_id)
+        elif chosen is None:
+            chosen = _EarlyAnswer(Decision(press.answer), AnsweredVia.BUTTON, press.user_label, press.received_at)
+    if presses:
+        session.execute(delete(ChatEarlyAnswer).where(ChatEarlyAnswer.checkpoint_uuid == row.checkpoint_uuid))
+    return chosen or _take_early_reply(session, row)
+
+
+def _take_early_reply(session: Session, row: ChatCheckpoint) -> _EarlyAnswer | None:
+    """The newest kept yes/no reply of the asked user in the question's DM, posted after the question; taken
+    by one question only (a conditional delete)."""
+    if not row.slack_user_id or not row.channel_id:
+        return None
+    replies = session.scalars(
+        select(ChatEarlyAnswer).where(
+            ChatEarlyAnswer.connection_uuid == row.connection_uuid,
+            ChatEarlyAnswer.checkpoint_uuid.is_(None),
+            ChatEarlyAnswer.user_id == row.slack_user_id,
+            ChatEarlyAnswer.channel_id == row.channel_id,
+            ChatEarlyAnswer.received_at >= epoch_now() - EARLY_REPLY_WINDOW_SECONDS,
+        )
+    ).all()
+    asked_at = _slack_ts(row.message_ts)
+    for reply in sorted(replies, key=lambda r: _slack_ts(r.reply_ts), reverse=True):
+        if _slack_ts(reply.reply_ts) <= asked_at:
+            break
+        early = _EarlyAnswer(
+            Decision(reply.answer),
+            AnsweredVia.DM,
+            _slack_label(row.slack_user_name or "", reply.user_id),
+            reply.received_at,
+        )
+        taken = session.execute(delete(ChatEarlyAnswer).where(ChatEarlyAnswer.id == reply.id))
+        if getattr(taken, "rowcount", 0) == 1:
+            return early
+    return None
+
+
+def _ignore_other_user(row: ChatCheckpoint, user_id: str) -> None:
+    logger.warning(
+        "checkpoint %s: press by %s ignored; only the asked user %s may answer",
+        row.checkpoint_uuid,
+        user_id,
+        row.slack_user_id,
+    )
 
 
 # --- waking the waiting workflow ----------------------------------------------------------------------------
@@ -317,6 +505,15 @@ def wake(workflow_id: str, checkpoint_uuid: uuid.UUID) -> None:
 
 
 # --- helpers ------------------------------------------------------------------------------------------------
+
+
+def _slack_ts(value: str | None) -> Decimal:
+    """Slack's message timestamps ("1795291351.974779") compared exactly; anything else sorts first."""
+    try:
+        parsed = Decimal(value or "0")
+    except InvalidOperation:
+        return Decimal(0)
+    return parsed if parsed.is_finite() else Decimal(0)
 
 
 def _slack_label(name: str, user_id: str) -> str:

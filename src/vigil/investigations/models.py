@@ -96,8 +96,43 @@ class ChatCheckpoint(Base):
     answered_at: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[int] = mapped_column(BigInteger)
     expires_at: Mapped[int | None] = mapped_column(BigInteger)
+    timeout_seconds: Mapped[int | None] = mapped_column(Integer)
+    """The wait resolved when the question was asked (step, organization, console or environment)."""
+    timeout_source: Mapped[str | None] = mapped_column(String(20))
 
     __table_args__ = (
         UniqueConstraint("alert_uuid", "attempt", "position"),
         Index("ix_chat_checkpoints_waiting_user", "connection_uuid", "slack_user_id", "status"),
+    )
+
+
+class ChatEarlyAnswer(Base):
+    """An answer that arrived while its question was still being sent (the checkpoint `asking`): the buttons
+    are live as soon as Slack posts the message, before Vigil knows who was asked. Recording the question
+    (`mark_asked`) applies the asked user's answer and discards the rest.
+
+    A button press names its checkpoint; a yes/no DM reply does not, so it is kept by connection, user and DM
+    channel (for a few minutes) and matched once the question's user and channel are known."""
+
+    __tablename__ = "chat_early_answers"
+
+    id: Mapped[int] = mapped_column(AutoIncrementId, primary_key=True, autoincrement=True)
+    connection_uuid: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("connections.connection_uuid", ondelete="CASCADE")
+    )
+    checkpoint_uuid: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("chat_checkpoints.checkpoint_uuid", ondelete="CASCADE")
+    )
+    answered_via: Mapped[str] = mapped_column(String(20))
+    answer: Mapped[str] = mapped_column(String(20))
+    user_id: Mapped[str] = mapped_column(String(64))
+    user_label: Mapped[str] = mapped_column(String(200))
+    channel_id: Mapped[str] = mapped_column(String(64))
+    reply_ts: Mapped[str | None] = mapped_column(String(64))
+    """The DM reply's Slack timestamp (null for a button press)."""
+    received_at: Mapped[int] = mapped_column(BigInteger)
+
+    __table_args__ = (
+        Index("ix_chat_early_answers_checkpoint_uuid", "checkpoint_uuid"),
+        Index("ix_chat_early_answers_reply", "connection_uuid", "user_id", "channel_id"),
     )

@@ -29,7 +29,14 @@ from vigil.investigations.related import RELATED_SKILL_ID, related_alerts
 from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, StepRecord
 from vigil.investigations.service import organization_of
 from vigil.investigations.templates import TemplateRenderError, render_inputs
-from vigil.playbooks.schemas import CheckpointStep, OnError, PlaybookStep, SkillStep
+from vigil.playbooks.schemas import (
+    MAX_CHECKPOINT_TIMEOUT_SECONDS,
+    MIN_CHECKPOINT_TIMEOUT_SECONDS,
+    CheckpointStep,
+    OnError,
+    PlaybookStep,
+    SkillStep,
+)
 
 logger = logging.getLogger("vigil.engine")
 
@@ -75,9 +82,12 @@ def _explain(error: IntegrationError) -> str:
     return error.message
 
 
-def _timeout(text: str) -> int:
-    default: int = CheckpointStep.model_fields["timeout_seconds"].default
-    return max(5, int(text)) if text.strip().isdigit() else default
+def _timeout(text: str) -> int | None:
+    """A skill step's `timeout_seconds` input: whole seconds (kept within the bounds), or blank/anything else for
+    the default, exactly as a checkpoint step without its own timeout."""
+    if not text.strip().isdigit():
+        return None
+    return min(MAX_CHECKPOINT_TIMEOUT_SECONDS, max(MIN_CHECKPOINT_TIMEOUT_SECONDS, int(text)))
 
 
 InternalSkill = Callable[[Session, InvestigationPlan], dict[str, Any]]
@@ -224,6 +234,12 @@ class StepRunner:
             return final(EvidenceStatus.SKIPPED, "Skipped: the alert names no user email to ask")
         with self.db.write() as session:
             organization_uuid = organization_of(session, plan.alert_uuid)
+            # Resolved when asked (step > organization > console > environment) and kept on the row and in
+            # the step's inputs, so a replay or a later settings change never moves this wait's end.
+            timeout = checkpoints.resolve_timeout(
+                session, organization_uuid, step.timeout_seconds, self.db.settings.checkpoint_timeout_seconds
+            )
+            base["inputs"] |= {"timeout_seconds": timeout.seconds, "timeout_source": timeout.source.value}
             try:
                 context = self.resolver.skill_context(session, organization_uuid, SLACK_INTEGRATION_ID, None)
             except IntegrationError as error:
@@ -240,7 +256,10 @@ class StepRunner:
                 connection_name=self.resolver.connection_name(session, uuid.UUID(context.connection_key)),
                 email=email,
                 question=question,
+                timeout=timeout,
             )
+            timeout = checkpoints.recorded_timeout(row, timeout)
+            base["inputs"] |= {"timeout_seconds": timeout.seconds, "timeout_source": timeout.source.value}
             base["connection_name"] = row.connection_name
             checkpoint_uuid, status, workflow_id = row.checkpoint_uuid, row.status, row.waiting_workflow_id
             sent_before = checkpoints.evidence(row) if status != CheckpointStatus.ASKING else None
@@ -248,7 +267,7 @@ class StepRunner:
             record=StepRecord(**base, status=EvidenceStatus.WAITING),
             checkpoint_uuid=checkpoint_uuid,
             waiting_workflow_id=workflow_id,
-            timeout_seconds=step.timeout_seconds,
+            timeout_seconds=timeout.seconds,
         )
         if status == CheckpointStatus.FAILED:
             return final(EvidenceStatus.ERROR, "The question could not be sent to Slack")
@@ -256,7 +275,9 @@ class StepRunner:
             waiting.record.output = sent_before
             return waiting
         inputs = {
-            **base["inputs"],
+            "user_email": email,
+            "question": question,
+            "timeout_seconds": timeout.seconds,
             "alert_summary": alert_summary(plan),
             "checkpoint_id": str(checkpoint_uuid),
         }
@@ -271,7 +292,7 @@ class StepRunner:
             return final(EvidenceStatus.ERROR, f"Could not ask {email} in Slack: {reason}")
         asked = ChatCheckpointOutput.model_validate(sent)
         with self.db.write() as session:
-            checkpoints.mark_asked(session, checkpoint_uuid, asked, step.timeout_seconds)
+            checkpoints.mark_asked(session, checkpoint_uuid, asked, timeout.seconds)
         waiting.record.output = asked.model_dump(mode="json")
         return waiting
 

@@ -1,10 +1,11 @@
-"""Tenancy tables: organizations (tenants) and providers (alert source systems)."""
+"""Tenancy tables: organizations (tenants), providers (alert source systems), and the service-wide settings an
+admin changes in the console."""
 
 from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import BigInteger, Boolean, String, Uuid
+from sqlalchemy import BigInteger, Boolean, Integer, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vigil.db.base import Base
@@ -18,6 +19,8 @@ class Organization(Base):
     name: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[int] = mapped_column(BigInteger)
     modified_at: Mapped[int] = mapped_column(BigInteger)
+    checkpoint_timeout_seconds: Mapped[int | None] = mapped_column(Integer)
+    """How long this organization's Chat Checkpoints wait; null: the service-wide default."""
 
 
 class Provider(Base):
@@ -28,3 +31,15 @@ class Provider(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     built_in: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class ServiceSetting(Base):
+    """One service-wide setting changed in the console (key → JSON value); a missing key means the
+    environment's value applies."""
+
+    __tablename__ = "service_settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    modified_at: Mapped[int] = mapped_column(BigInteger)
+    modified_by: Mapped[str | None] = mapped_column(String(320))

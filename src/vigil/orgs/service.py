@@ -1,12 +1,15 @@
-"""Tenancy rules: organization codes, the provider catalog, and who may see which organization."""
+"""Tenancy rules: organization codes, the provider catalog, who may see which organization, and the
+service-wide settings admins change in the console."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Collection
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert, AlertCounter
@@ -15,13 +18,16 @@ from vigil.cases.models import CaseCounter
 from vigil.db.base import epoch_now
 from vigil.errors import Conflict, NotFound, ValidationFailed
 from vigil.integrations.models import Connection
-from vigil.orgs.models import Organization, Provider
+from vigil.orgs.models import Organization, Provider, ServiceSetting
 from vigil.orgs.schemas import (
     MAX_NAME_LENGTH,
     ORGANIZATION_CODE_PATTERN,
     PROVIDER_SLUG_PATTERN,
     OrganizationSummary,
 )
+from vigil.playbooks.schemas import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
+
+CHECKPOINT_TIMEOUT_KEY = "checkpoint_timeout_seconds"
 
 
 def _clean_name(name: str | None, default: str, field: str) -> str:
@@ -104,6 +110,57 @@ def rename_organization(session: Session, code: str, name: str) -> Organization:
     organization.modified_at = epoch_now()
     session.flush()
     return organization
+
+
+def set_organization_checkpoint_timeout(session: Session, code: str, seconds: int | None) -> Organization:
+    """This organization's Chat Checkpoint wait; None returns it to the service-wide default."""
+    organization = get_organization(session, code)
+    organization.checkpoint_timeout_seconds = check_checkpoint_timeout(seconds, "checkpoint_timeout_seconds")
+    organization.modified_at = epoch_now()
+    session.flush()
+    return organization
+
+
+def check_checkpoint_timeout(seconds: int | None, field: str) -> int | None:
+    """The bounds every checkpoint timeout keeps (a playbook step's own has the same ones)."""
+    if seconds is not None and not MIN_CHECKPOINT_TIMEOUT_SECONDS <= seconds <= MAX_CHECKPOINT_TIMEOUT_SECONDS:
+        raise ValidationFailed(
+            f"The checkpoint timeout must be from {MIN_CHECKPOINT_TIMEOUT_SECONDS} to "
+            f"{MAX_CHECKPOINT_TIMEOUT_SECONDS} seconds (7 days).",
+            code="invalid_checkpoint_timeout",
+            details=[{"field": field, "value": seconds}],
+        )
+    return seconds
+
+
+def service_checkpoint_timeout(session: Session) -> int | None:
+    """The service-wide Chat Checkpoint wait set in the console; None: the environment's value applies."""
+    setting = session.get(ServiceSetting, CHECKPOINT_TIMEOUT_KEY)
+    if setting is None:
+        return None
+    value = json.loads(setting.value)
+    return value if isinstance(value, int) else None
+
+
+def set_service_checkpoint_timeout(session: Session, seconds: int | None, *, actor: str) -> None:
+    """Set (or, with None, remove) the service-wide Chat Checkpoint wait; two admins saving at once both land."""
+    check_checkpoint_timeout(seconds, "checkpoint_timeout_seconds")
+    if seconds is None:
+        session.execute(delete(ServiceSetting).where(ServiceSetting.key == CHECKPOINT_TIMEOUT_KEY))
+        return
+    values = {"value": json.dumps(seconds), "modified_at": epoch_now(), "modified_by": actor[:320]}
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    session.execute(
+        insert(ServiceSetting)
+        .values(key=CHECKPOINT_TIMEOUT_KEY, **values)
+        .on_conflict_do_update(index_elements=[ServiceSetting.key], set_=values)
+    )
+    session.get(ServiceSetting, CHECKPOINT_TIMEOUT_KEY, populate_existing=True)  # later reads see the new value
+
+
+def service_setting_changed(session: Session, key: str) -> ServiceSetting | None:
+    """The stored row of a service-wide setting (who changed it, when), or None while it is unset."""
+    return session.get(ServiceSetting, key)
 
 
 def organization_overview(session: Session) -> list[OrganizationSummary]:

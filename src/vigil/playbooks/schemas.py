@@ -7,6 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: Bounds of every Chat Checkpoint timeout: a step's own, an organization's, the service-wide default.
+MIN_CHECKPOINT_TIMEOUT_SECONDS = 5
+MAX_CHECKPOINT_TIMEOUT_SECONDS = 7 * 24 * 3600
+
 
 class OnError(StrEnum):
     CONTINUE = "continue"
@@ -39,7 +43,13 @@ class CheckpointStep(_Step):
     kind: Literal["checkpoint"] = "checkpoint"
     user_email: str = Field(min_length=1, description="Template resolving to the Slack user's email.")
     question: str = Field(min_length=1, max_length=2000)
-    timeout_seconds: int = Field(default=900, ge=5, le=7 * 24 * 3600)
+    timeout_seconds: int | None = Field(
+        default=None,
+        ge=MIN_CHECKPOINT_TIMEOUT_SECONDS,
+        le=MAX_CHECKPOINT_TIMEOUT_SECONDS,
+        description="How long the playbook waits for the answer; null means the default (the organization's "
+        "override, else the service-wide setting).",
+    )
 
 
 class AnalyzeStep(_Step):

@@ -195,7 +195,7 @@ class StepDraft:
     inputs: list[tuple[str, str]] = field(default_factory=list)
     user_email: str = ""
     question: str = ""
-    timeout_seconds: str = "900"
+    timeout_seconds: str = ""  # blank: the organization's (else the service-wide) default
 
     @classmethod
     def of(cls, step: PlaybookStep) -> StepDraft:
@@ -214,7 +214,7 @@ class StepDraft:
                 name=step.name,
                 user_email=step.user_email,
                 question=step.question,
-                timeout_seconds=str(step.timeout_seconds),
+                timeout_seconds="" if step.timeout_seconds is None else str(step.timeout_seconds),
             )
         return cls(kind="analyze", name=step.name)
 
@@ -246,9 +246,8 @@ class StepDraft:
                 "on_error": self.on_error,
             }
         if self.kind == "checkpoint":
-            timeout: int | str = (
-                int(self.timeout_seconds) if self.timeout_seconds.strip().isdigit() else self.timeout_seconds
-            )
+            typed = self.timeout_seconds.strip()
+            timeout: int | str | None = int(typed) if typed.isdigit() else typed or None
             return {
                 "kind": "checkpoint",
                 "name": self.name.strip(),
@@ -278,7 +277,7 @@ def _drafts_from_form(form: FormData) -> list[StepDraft]:
                 inputs=[(text(f"s{i}-in{j}-name"), text(f"s{i}-in{j}-value")) for j in range(min(rows, 100))],
                 user_email=text(f"s{i}-user_email"),
                 question=text(f"s{i}-question"),
-                timeout_seconds=text(f"s{i}-timeout_seconds") or "900",
+                timeout_seconds=text(f"s{i}-timeout_seconds"),
             )
         )
     return drafts

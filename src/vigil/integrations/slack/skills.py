@@ -39,8 +39,12 @@ class ChatCheckpointStepInput(SkillInput):
 
     user_email: str = Field(min_length=3, max_length=320, description="Email of the Slack user to ask.")
     question: str = Field(min_length=1, max_length=2000, description="What the user is asked to confirm.")
-    timeout_seconds: int = Field(
-        default=900, ge=5, le=7 * 24 * 3600, description="How long the playbook waits for the answer."
+    timeout_seconds: int | None = Field(
+        default=None,
+        ge=5,
+        le=7 * 24 * 3600,
+        description="How long the playbook waits for the answer; empty: the organization's default (else the "
+        "service-wide one, 15 min unless configured).",
     )
 
 
