@@ -70,7 +70,7 @@ def test_admin_creates_organization_with_inline_errors_and_renames_it(admin_page
     page.goto("/organizations")
     expect(row.locator("td").nth(2)).to_have_text("1")
 
-    row.get_by_role("link", name="Rename ACME").click()
+    row.get_by_role("link", name="Edit ACME").click()
     expect(page.get_by_text("cannot change: it is part of every alert ID and case ID")).to_be_visible()
     page.get_by_label("Name").fill("   ")
     page.get_by_role("button", name="Save name").click()
@@ -81,8 +81,8 @@ def test_admin_creates_organization_with_inline_errors_and_renames_it(admin_page
     expect(row).to_contain_text("Acme Holdings")
     expect(page.locator("#organizations tbody tr")).to_have_count(2)
     _shots(page, "admin-organizations")
-    row.get_by_role("link", name="Rename ACME").click()
-    _shots(page, "admin-organization-rename")
+    row.get_by_role("link", name="Edit ACME").click()
+    _shots(page, "admin-organization-edit")
 
 
 def test_api_key_is_shown_once_works_for_its_organization_only_and_dies_when_revoked(
@@ -250,9 +250,16 @@ def test_administration_is_for_admins_only(browser: Browser, stack: ConsoleStack
         sign_in(page, stack.url, email)
         page.goto("/account")
         nav = page.get_by_role("navigation", name="Main")
-        for label in ("Organizations", "Providers", "API keys", "Users"):
+        for label in ("Organizations", "Providers", "API keys", "Users", "Settings"):
             expect(nav.get_by_role("link", name=label)).to_have_count(0)
-        for path in ("/organizations", "/providers", "/api-keys", "/api-keys/new", "/organizations/ACME/edit"):
+        for path in (
+            "/organizations",
+            "/providers",
+            "/api-keys",
+            "/api-keys/new",
+            "/organizations/ACME/edit",
+            "/settings",
+        ):
             response = page.goto(path)
             assert response is not None and response.status == 403, path
             expect(page.get_by_role("heading", name="Not allowed")).to_be_visible()
@@ -262,6 +269,8 @@ def test_administration_is_for_admins_only(browser: Browser, stack: ConsoleStack
             ("/providers", {"alert_provider": "evil"}),
             ("/api-keys", {"name": "stolen"}),
             ("/providers/cloudflare/enabled", {"enabled": "0"}),
+            ("/settings", {"checkpoint_timeout_seconds": "5"}),
+            ("/organizations/ACME/checkpoint-timeout", {"checkpoint_timeout_seconds": "5"}),
         ):
             refused = page.request.post(path, form={"csrf_token": token, **form}, max_redirects=0)
             assert refused.status == 403, path
@@ -270,3 +279,65 @@ def test_administration_is_for_admins_only(browser: Browser, stack: ConsoleStack
         assert orgs_service.get_organization_by_code(session, "EVIL") is None
         assert auth_service.list_api_keys(session) == []
         assert orgs_service.get_enabled_provider(session, "cloudflare") is not None
+        assert orgs_service.service_checkpoint_timeout(session) is None
+        assert orgs_service.get_organization(session, "ACME").checkpoint_timeout_seconds is None
+
+
+def test_checkpoint_timeout_service_wide_and_per_organization(admin_page: Page, stack: ConsoleStack) -> None:
+    stack.add_org("ACME")
+    page = admin_page
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+    expect(page).to_have_url(re.compile(r"/settings$"))
+    expect(page.locator("#timeout-effective")).to_contain_text("15 min")
+    expect(page.locator("#timeout-effective")).to_contain_text("VIGIL_CHECKPOINT_TIMEOUT_SECONDS")
+    field = page.get_by_label("Timeout (seconds)")
+    for bad, message in (
+        ("4", "The checkpoint timeout must be from 5 to 604800 seconds (7 days)."),
+        ("ten", "The checkpoint timeout must be a whole number of seconds (5 to 604800), or empty for the default."),
+    ):
+        field.fill(bad)
+        page.get_by_role("button", name="Save settings").click()
+        expect(page.get_by_role("alert")).to_have_text(message)
+        expect(field).to_have_attribute("aria-invalid", "true")
+        expect(field).to_have_value(bad)
+    field.fill("1800")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page).to_have_url(re.compile(r"/settings\?saved=1$"))
+    expect(page.locator("#timeout-effective")).to_contain_text("30 min (set here)")
+    expect(page.get_by_text("by admin@")).to_be_visible()
+    _shots(page, "admin-settings")
+    with stack.db.read() as session:
+        assert orgs_service.service_checkpoint_timeout(session) == 1800
+
+    page.goto("/organizations/ACME/edit")
+    expect(page.locator("#timeout-effective")).to_contain_text("30 min (the service-wide default)")
+    org_field = page.get_by_label("Timeout (seconds)")
+    expect(org_field).to_have_value("")
+    org_field.fill("604801")
+    page.get_by_role("button", name="Save timeout").click()
+    expect(page.get_by_role("alert")).to_have_text("The checkpoint timeout must be from 5 to 604800 seconds (7 days).")
+    expect(org_field).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Name")).not_to_have_attribute("aria-invalid", "true")
+    org_field.fill("300")
+    page.get_by_role("button", name="Save timeout").click()
+    expect(page).to_have_url(re.compile(r"/organizations/ACME/edit\?saved=timeout$"))
+    expect(page.get_by_role("status")).to_contain_text("Checkpoint timeout saved")
+    expect(page.locator("#timeout-effective")).to_contain_text("5 min (this organization's own)")
+    _shots(page, "admin-organization-timeout")
+    page.goto("/settings")
+    expect(page.locator("#checkpoint-timeout")).to_contain_text("ACME 5 min")
+    with stack.db.read() as session:
+        assert orgs_service.get_organization(session, "ACME").checkpoint_timeout_seconds == 300
+
+    # Empty returns each to the next default.
+    page.goto("/organizations/ACME/edit")
+    page.get_by_label("Timeout (seconds)").fill("")
+    page.get_by_role("button", name="Save timeout").click()
+    expect(page.locator("#timeout-effective")).to_contain_text("30 min (the service-wide default)")
+    page.goto("/settings")
+    page.get_by_label("Timeout (seconds)").fill(" ")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.locator("#timeout-effective")).to_contain_text("15 min (VIGIL_CHECKPOINT_TIMEOUT_SECONDS)")
+    with stack.db.read() as session:
+        assert orgs_service.service_checkpoint_timeout(session) is None
+        assert orgs_service.get_organization(session, "ACME").checkpoint_timeout_seconds is None

@@ -1,4 +1,4 @@
-"""Administration: organizations, providers and API keys (admins only)."""
+"""Administration: organizations, providers, API keys and service-wide settings (admins only)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
 
 from vigil.auth import service as auth_service
 from vigil.console.deps import AdminDep
@@ -14,6 +15,8 @@ from vigil.console.rendering import render
 from vigil.errors import NotFound, ValidationFailed, VigilError
 from vigil.orgs import service as orgs_service
 from vigil.orgs.schemas import MAX_NAME_LENGTH
+from vigil.playbooks.schemas import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
+from vigil.settings import Settings
 from vigil.web.deps import DbDep
 
 router = APIRouter()
@@ -81,12 +84,40 @@ def create_organization(
     return _see_other(f"/organizations?created={code}")
 
 
-@router.get("/organizations/{code}/edit")
-def edit_organization(request: Request, identity: AdminDep, db: DbDep, code: str) -> Response:
+def _organization_edit_page(
+    request: Request,
+    db: DbDep,
+    code: str,
+    *,
+    name: str | None = None,
+    timeout: str | None = None,
+    status_code: int = 200,
+    **extra: Any,
+) -> Response:
     with db.read() as session:
         organization = orgs_service.get_organization(session, code)
-        context = {"organization": organization, "name": organization.name, "max_name_length": MAX_NAME_LENGTH}
-        return render(request, "admin/organization_edit.html", context)
+        own = organization.checkpoint_timeout_seconds
+        inherited, source = _service_default(session, db.settings)
+        context = {
+            "organization": organization,
+            "name": organization.name if name is None else name,
+            "max_name_length": MAX_NAME_LENGTH,
+            "timeout": ("" if own is None else str(own)) if timeout is None else timeout,
+            "timeout_effective": human_duration(own if own is not None else inherited),
+            "timeout_inherited": human_duration(inherited),
+            "timeout_inherited_source": source,
+            "timeout_own": own is not None,
+            "timeout_saved": request.query_params.get("saved") == "timeout",
+            "min_timeout": MIN_CHECKPOINT_TIMEOUT_SECONDS,
+            "max_timeout": MAX_CHECKPOINT_TIMEOUT_SECONDS,
+            **extra,
+        }
+        return render(request, "admin/organization_edit.html", context, status_code=status_code)
+
+
+@router.get("/organizations/{code}/edit")
+def edit_organization(request: Request, identity: AdminDep, db: DbDep, code: str) -> Response:
+    return _organization_edit_page(request, db, code)
 
 
 @router.post("/organizations/{code}")
@@ -98,16 +129,33 @@ def rename_organization(
             organization = orgs_service.rename_organization(session, code, name)
             code = organization.organization_code
     except ValidationFailed as error:
-        with db.read() as session:
-            organization = orgs_service.get_organization(session, code)
-            context = {"organization": organization, "name": name, "max_name_length": MAX_NAME_LENGTH}
-            return render(
-                request,
-                "admin/organization_edit.html",
-                {**context, **form_error(error)},
-                status_code=error.status_code,
-            )
+        return _organization_edit_page(request, db, code, name=name, status_code=error.status_code, **form_error(error))
     return _see_other(f"/organizations?renamed={code}")
+
+
+@router.post("/organizations/{code}/checkpoint-timeout")
+def set_organization_checkpoint_timeout(
+    request: Request,
+    identity: AdminDep,
+    db: DbDep,
+    code: str,
+    checkpoint_timeout_seconds: Annotated[str, Form()] = "",
+) -> Response:
+    """This organization's Chat Checkpoint wait; empty returns it to the service-wide default."""
+    try:
+        seconds = parse_timeout(checkpoint_timeout_seconds)
+        with db.write() as session:
+            code = orgs_service.set_organization_checkpoint_timeout(session, code, seconds).organization_code
+    except ValidationFailed as error:
+        return _organization_edit_page(
+            request,
+            db,
+            code,
+            timeout=checkpoint_timeout_seconds,
+            status_code=error.status_code,
+            **form_error(error),
+        )
+    return _see_other(f"/organizations/{code}/edit?saved=timeout")
 
 
 # Providers -------------------------------------------------------------------------------------------------------
@@ -285,6 +333,28 @@ def create_api_key(
     return render(request, "admin/api_key_created.html", {"key": created}, status_code=201, headers=NO_STORE)
 
 
+def parse_timeout(value: str) -> int | None:
+    """A checkpoint timeout typed in a form: whole seconds, or empty for the default (the bounds are the service's)."""
+    if not value.strip():
+        return None
+    if not value.strip().isdigit():
+        raise ValidationFailed(
+            f"The checkpoint timeout must be a whole number of seconds ({MIN_CHECKPOINT_TIMEOUT_SECONDS} to "
+            f"{MAX_CHECKPOINT_TIMEOUT_SECONDS}), or empty for the default.",
+            code="invalid_checkpoint_timeout",
+            details=[{"field": "checkpoint_timeout_seconds"}],
+        )
+    return int(value.strip())
+
+
+def human_duration(seconds: int) -> str:
+    """900 → "15 min", 5400 → "1 h 30 min", 45 → "45 s"."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours} h" if hours else "", f"{minutes} min" if minutes else "", f"{secs} s" if secs else ""]
+    return " ".join(part for part in parts if part) or "0 s"
+
+
 def _parse_days(value: str) -> int | None:
     if not value.strip():
         return None
@@ -311,3 +381,64 @@ def revoke_api_key(request: Request, identity: AdminDep, db: DbDep, key_uuid: st
     with db.write() as session:
         key = auth_service.revoke_api_key(session, str(_key_uuid(key_uuid)))
     return _see_other(f"/api-keys?revoked={key.key_uuid}")
+
+
+# Service-wide settings -------------------------------------------------------------------------------------------
+
+
+def _service_default(session: Session, settings: Settings) -> tuple[int, str]:
+    """The service-wide checkpoint timeout and where it comes from (the console's setting or the environment)."""
+    stored = orgs_service.service_checkpoint_timeout(session)
+    if stored is not None:
+        return stored, "service"
+    return settings.checkpoint_timeout_seconds, "environment"
+
+
+def _settings_page(
+    request: Request, db: DbDep, *, timeout: str | None = None, status_code: int = 200, **extra: Any
+) -> Response:
+    settings = db.settings
+    with db.read() as session:
+        stored = orgs_service.service_checkpoint_timeout(session)
+        changed = orgs_service.service_setting_changed(session, orgs_service.CHECKPOINT_TIMEOUT_KEY)
+        overrides = [
+            (o.organization_code, o.name, human_duration(o.checkpoint_timeout_seconds))
+            for o in orgs_service.list_organizations(session)
+            if o.checkpoint_timeout_seconds is not None
+        ]
+        context = {
+            "timeout": ("" if stored is None else str(stored)) if timeout is None else timeout,
+            "timeout_set": stored is not None,
+            "timeout_effective": human_duration(stored if stored is not None else settings.checkpoint_timeout_seconds),
+            "environment_timeout": settings.checkpoint_timeout_seconds,
+            "environment_timeout_human": human_duration(settings.checkpoint_timeout_seconds),
+            "changed_at": changed.modified_at if changed else None,
+            "changed_by": changed.modified_by if changed else None,
+            "overrides": overrides,
+            "saved": request.query_params.get("saved") == "1",
+            "min_timeout": MIN_CHECKPOINT_TIMEOUT_SECONDS,
+            "max_timeout": MAX_CHECKPOINT_TIMEOUT_SECONDS,
+            **extra,
+        }
+    return render(request, "admin/settings.html", context, status_code=status_code)
+
+
+@router.get("/settings")
+def service_settings(request: Request, identity: AdminDep, db: DbDep) -> Response:
+    return _settings_page(request, db)
+
+
+@router.post("/settings")
+def save_service_settings(
+    request: Request, identity: AdminDep, db: DbDep, checkpoint_timeout_seconds: Annotated[str, Form()] = ""
+) -> Response:
+    """The service-wide Chat Checkpoint wait; empty goes back to the environment's value."""
+    try:
+        seconds = parse_timeout(checkpoint_timeout_seconds)
+        with db.write() as session:
+            orgs_service.set_service_checkpoint_timeout(session, seconds, actor=identity.email)
+    except ValidationFailed as error:
+        return _settings_page(
+            request, db, timeout=checkpoint_timeout_seconds, status_code=error.status_code, **form_error(error)
+        )
+    return _see_other("/settings?saved=1")
