@@ -37,6 +37,34 @@ class Signal:
     #: Scales severity instead of the verdict (a high-value machine, an admin account).
     asset_value: bool = False
 
+    @classmethod
+    def from_step(
+        cls,
+        item: Evidence,
+        rule: str,
+        points: float,
+        finding: str,
+        locator: str,
+        quote: str,
+        *,
+        explains: Explains | None = None,
+        entities: tuple[str, ...] = (),
+        asset_value: bool = False,
+    ) -> Signal:
+        """A signal read from one playbook step's output, cited by the step's name and skill."""
+        return cls(
+            rule=rule,
+            points=points,
+            finding=finding,
+            source=item.step_name,
+            skill_id=item.skill_id,
+            locator=locator,
+            quote=quote,
+            explains=explains,
+            entities=entities,
+            asset_value=asset_value,
+        )
+
     def citation(self) -> Citation:
         return Citation(
             rule=self.rule,

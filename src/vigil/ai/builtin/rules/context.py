@@ -27,18 +27,7 @@ def related_alerts(item: Evidence, alert: AlertFacts, entities: Entities) -> lis
     )
     points = 2.0 if related >= RELATED_MANY else 1.0
     finding = f"{related} earlier alert(s) in 30 days concern the same subject, e.g. {quote}"
-    return [
-        Signal(
-            rule="R1",
-            points=points,
-            finding=finding,
-            source=item.step_name,
-            skill_id=item.skill_id,
-            locator="alerts[0].reason",
-            quote=quote,
-            entities=values[:3],
-        )
-    ]
+    return [Signal.from_step(item, "R1", points, finding, "alerts[0].reason", quote, entities=values[:3])]
 
 
 def checkpoint_answer(item: Evidence) -> CheckpointAnswer | None:
@@ -66,14 +55,4 @@ def checkpoint(item: Evidence) -> list[Signal]:
 def _answer(
     item: Evidence, who: str, rule: str, points: float, finding: str, quote: str, explains: Explains | None = None
 ) -> Signal:
-    return Signal(
-        rule=rule,
-        points=points,
-        finding=finding,
-        source=item.step_name,
-        skill_id=item.skill_id,
-        locator="answer",
-        quote=quote,
-        explains=explains,
-        entities=(who,),
-    )
+    return Signal.from_step(item, rule, points, finding, "answer", quote, explains=explains, entities=(who,))

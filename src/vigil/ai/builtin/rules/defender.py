@@ -33,30 +33,7 @@ ROW_TEXT_FIELDS = (
 )
 
 
-def _cite(
-    item: Evidence,
-    rule: str,
-    points: float,
-    finding: str,
-    locator: str,
-    quote: str,
-    *,
-    explains: Explains | None = None,
-    entities: tuple[str, ...] = (),
-    asset_value: bool = False,
-) -> Signal:
-    return Signal(
-        rule=rule,
-        points=points,
-        finding=finding,
-        source=item.step_name,
-        skill_id=item.skill_id,
-        locator=locator,
-        quote=quote,
-        explains=explains,
-        entities=entities,
-        asset_value=asset_value,
-    )
+_cite = Signal.from_step
 
 
 def _rows_key(item: Evidence) -> str:

@@ -89,31 +89,22 @@ def audit_changes(attributed: bool) -> SkillRule:
         entries = read.records(item.output)
         weight = 1.0 if attributed else 0.5
         signals = [
-            Signal(
-                rule=change.rule,
-                points=round(change.points * weight, 2),
-                finding=f"{change.count} Cloudflare change(s) {change.meaning}: {describe(change.entry)}",
-                source=item.step_name,
-                skill_id=item.skill_id,
-                locator=f"entries[{change.index}]",
-                quote=describe(change.entry),
+            Signal.from_step(
+                item,
+                change.rule,
+                round(change.points * weight, 2),
+                f"{change.count} Cloudflare change(s) {change.meaning}: {describe(change.entry)}",
+                f"entries[{change.index}]",
+                describe(change.entry),
                 entities=_actor(change.entry),
             )
             for change in assess(entries)
         ]
         signals.extend(several_weakened(assess(entries), item.step_name, item.skill_id))
         if attributed and entries and not signals:
-            signals.append(
-                Signal(
-                    rule="C3",
-                    points=-1.0,
-                    finding=f"The actor's {len(entries)} recent Cloudflare change(s) weaken no security setting",
-                    source=item.step_name,
-                    skill_id=item.skill_id,
-                    locator="entries",
-                    quote="; ".join(describe(entry) for entry in entries[:3]),
-                )
-            )
+            finding = f"The actor's {len(entries)} recent Cloudflare change(s) weaken no security setting"
+            quote = "; ".join(describe(entry) for entry in entries[:3])
+            signals.append(Signal.from_step(item, "C3", -1.0, finding, "entries", quote))
         return signals
 
     return rule
@@ -189,17 +180,8 @@ def insights(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
         return []
     index, issue = critical[0]
     subject = read.raw(issue, "subject") or read.raw(issue, "issue_type") or read.raw(issue, "issueType")
-    return [
-        Signal(
-            rule="C4",
-            points=1.0,
-            finding=f"{len(critical)} open critical Cloudflare security insight(s), e.g. {subject}",
-            source=item.step_name,
-            skill_id=item.skill_id,
-            locator=f"insights[{index}]",
-            quote=subject,
-        )
-    ]
+    finding = f"{len(critical)} open critical Cloudflare security insight(s), e.g. {subject}"
+    return [Signal.from_step(item, "C4", 1.0, finding, f"insights[{index}]", subject)]
 
 
 def _creates_credential(entry: dict[str, object]) -> bool:

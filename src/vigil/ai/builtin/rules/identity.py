@@ -21,16 +21,7 @@ FINDINGS_CAP = 5.0
 
 
 def _signal(item: Evidence, rule: str, points: float, finding: str, locator: str, quote: str, who: str) -> Signal:
-    return Signal(
-        rule=rule,
-        points=points,
-        finding=finding,
-        source=item.step_name,
-        skill_id=item.skill_id,
-        locator=locator,
-        quote=quote,
-        entities=(who,) if who else (),
-    )
+    return Signal.from_step(item, rule, points, finding, locator, quote, entities=(who,) if who else ())
 
 
 def accounts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
@@ -48,17 +39,10 @@ def accounts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
                 f"{who}'s {app or 'work'} account has no MFA of its own but is reached only through {sso}, "
                 "which enforces MFA"
             )
+            locator = f"{key}[{index}].loginMethods"
             return [
-                Signal(
-                    rule="P4",
-                    points=-4.0,
-                    finding=finding,
-                    source=item.step_name,
-                    skill_id=item.skill_id,
-                    locator=f"{key}[{index}].loginMethods",
-                    quote=sso,
-                    explains=Explains.WRONG_DETECTION,
-                    entities=(who,) if who else (),
+                Signal.from_step(
+                    item, "P4", -4.0, finding, locator, sso, explains=Explains.WRONG_DETECTION, entities=(who,)
                 )
             ]
         finding = f"Push Security shows {who}'s {app or 'work'} account without MFA"
