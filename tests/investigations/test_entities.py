@@ -400,3 +400,55 @@ def test_cloudtrail_caller_is_the_subject_and_the_user_acted_upon_comes_next() -
 
     assert entities.users == ["ci-deployer", "alice"]
     assert entities.subjects == {"ips": ["45.155.205.233"], "users": ["ci-deployer"]}
+
+
+# --- keys whose meaning depends on the value: Microsoft 365 UserId, Purview/Okta device ------------------
+
+
+def test_a_microsoft_365_user_id_holding_a_upn_is_the_acting_user() -> None:
+    record = {
+        "CreationTime": "2026-11-20T10:15:00",
+        "Operation": "FileDownloaded",
+        "Workload": "SharePoint",
+        "UserId": "Mark.Lee@acme.example",
+        "ClientIP": "91.214.124.19",
+    }
+
+    entities = extract_entities(json.dumps(record))
+
+    assert entities.users == ["mark.lee@acme.example"]
+    assert entities.subject(EntityKind.USERS) == ["mark.lee@acme.example"]
+
+
+def test_an_entra_user_id_guid_is_an_object_id_not_a_user() -> None:
+    record = {"userId": "d7cc485d-2c1b-422c-98fd-5ce52859a4a3", "ipAddress": "91.214.124.19", "appDisplayName": "Teams"}
+
+    assert extract_entities(json.dumps(record)).users == []
+
+
+def test_a_purview_device_holding_a_dns_name_is_a_host() -> None:
+    record = {"user": "mark.lee@acme.example", "device": "LT-MLEE.acme.example", "activity": {"type": "Copy to USB"}}
+
+    entities = extract_entities(json.dumps(record))
+
+    assert entities.hosts == ["lt-mlee.acme.example"]
+    assert entities.subject(EntityKind.HOSTS) == ["lt-mlee.acme.example"]
+    assert "lt-mlee.acme.example" not in entities.domains
+
+
+def test_okta_client_device_is_a_device_type_not_a_host() -> None:
+    assert json.loads(samples.OKTA_SIGNIN)["client"]["device"] == "Computer"
+
+    assert extract_entities(samples.OKTA_SIGNIN).hosts == []
+
+
+@pytest.mark.parametrize(
+    ("content", "domain"),
+    [
+        pytest.param("Beacon to c2.evil.example every 60 s.", "c2.evil.example", id="prose"),
+        pytest.param(json.dumps({"zone_name": "shop.example"}), "shop.example", id="keyed"),
+    ],
+)
+def test_names_under_the_reserved_example_tld_are_domains(content: str, domain: str) -> None:
+    """RFC 2606 reserves .example for documentation; vendor samples use it for real-looking names."""
+    assert extract_entities(content).domains == [domain]
