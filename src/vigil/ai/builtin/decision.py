@@ -24,6 +24,8 @@ TRUE_POSITIVE_AT = 4.0
 SUSPICIOUS_AT = 2.0
 #: Benign context (not an explanation) at least this strong, against a suspicious score, is a real conflict.
 CONFLICT_AT = -2.0
+#: Benign context that argues against compromise without explaining the activity.
+CONTEXT_RULES = frozenset({"S6"})
 CRITICAL_AT = 9.0
 IMPACT_RULES = frozenset({"H1", "H2", "H5", "H10", "D3", "A4"})
 RANSOMWARE_POINTS = 3.0
@@ -73,7 +75,7 @@ def decide(category: Category, signals: Sequence[Signal], evidence: Sequence[Evi
             "the evidence and the person's answer disagree",
             question,
         )
-    against = [signal for signal in signals if signal.points < 0 and signal.explains is None]
+    against = [signal for signal in signals if signal.rule in CONTEXT_RULES and signal.points < 0]
     if score >= SUSPICIOUS_AT and sum(signal.points for signal in against) <= CONFLICT_AT:
         strongest = max((s for s in signals if s.points > 0), key=lambda s: s.points)
         doubt = min(against, key=lambda s: s.points)

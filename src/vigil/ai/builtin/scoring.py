@@ -20,6 +20,8 @@ from vigil.investigations.entities import Entities
 #: Behaviours a "yes, that was me" cannot explain: credential theft, ransomware, offensive tools, disabled
 #: defences, spread to other machines, a phishing kit detected, leaked or stolen credentials.
 CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3", "P3", "U1"})
+#: Explanations an attacker can imitate (process names): they never outweigh a strong behaviour.
+WEAK_EXPLANATIONS = frozenset({"A6", "H2"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once.
 FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5", "C2", "C6", "C7"})
@@ -39,10 +41,31 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
         if item.kind is EvidenceKind.CHECKPOINT and item.status is EvidenceStatus.OK
         for signal in checkpoint(item)
     ]
-    signals = _count_vendor_claim_once(_count_facts_once(signals))
+    signals = _count_vendor_claim_once(_count_facts_once(_withdraw_contradicted_explanations(signals)))
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
     return signals
+
+
+def _withdraw_contradicted_explanations(signals: list[Signal]) -> list[Signal]:
+    """Weak explanations (a deployment agent, the platform agent's metadata reads) yield to strong behaviours:
+    credential dumping started by CcmExec is still credential dumping."""
+    contradiction = next(
+        (s for s in signals if s.points > 0 and s.rule in CONTRADICTING_RULES and s.rule not in ("U1",)), None
+    )
+    if contradiction is None:
+        return signals
+    return [
+        replace(
+            signal,
+            points=0.0,
+            explains=None,
+            finding=f"{signal.finding}, but {contradiction.finding[0].lower()}{contradiction.finding[1:]}",
+        )
+        if signal.rule in WEAK_EXPLANATIONS and signal.points < 0
+        else signal
+        for signal in signals
+    ]
 
 
 def _count_facts_once(signals: list[Signal]) -> list[Signal]:
@@ -69,7 +92,7 @@ def _count_vendor_claim_once(signals: list[Signal]) -> list[Signal]:
         return signals
     keep = max(claims, key=lambda signal: signal.points)
     return [
-        replace(signal, points=0.0, finding=f"{signal.finding} (same claim as the vendor's category, counted once)")
+        replace(signal, points=0.0, finding=f"{signal.finding} (the same vendor claim, counted once)")
         if signal in claims and signal is not keep
         else signal
         for signal in signals

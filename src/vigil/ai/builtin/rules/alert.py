@@ -615,13 +615,16 @@ def _departing_user(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return []
 
 
-OWN_DATA_LABELS = frozenset({"personal", "public", "general", "non-business"})
+OWN_DATA_LABELS = frozenset({"personal", "public", "general", "nonbusiness"})
 
 
 def _own_data(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     """Every labelled file is the user's own (Personal/Public label): keeping it is not theft of company data."""
     labels = [field for field in fields if field.parent == "sensitivitylabels" or field.key == "sensitivitylabel"]
-    label_names = [field.key if field.parent == "sensitivitylabels" else field.value.lower() for field in labels]
+    label_names = [
+        field.key if field.parent == "sensitivitylabels" else re.sub(r"[^a-z]", "", field.value.lower())
+        for field in labels
+    ]
     if labels and all(name in OWN_DATA_LABELS for name in label_names):
         finding = f"The data carries only non-business labels ({', '.join(sorted(set(label_names)))})"
         return [_cite("I4", -3.0, finding, labels[0], explains=Explains.AUTHORISED)]
@@ -705,7 +708,9 @@ def _large_transfer(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
             float(f.value) for f in fields if "bytes" in f.key and BASELINE_KEY.search(f.key) and _number(f.value)
         ]
         if baselines and moved >= BULK_RATIO * max(baselines):
-            finding = f"{moved / max(baselines):.0f} times the principal's usual volume ({max(baselines):g} bytes)"
+            finding = (
+                f"{moved / max(baselines):.0f} times the principal's usual volume ({max(baselines) / 1024**2:.0f} MB)"
+            )
             signals.append(_cite("I1", 1.0, finding, field))
         return signals
     return []

@@ -7,6 +7,7 @@ account — not merely counted; the same artefact on other machines still means 
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import replace
 
 from vigil.ai.builtin import evidence as read
@@ -17,6 +18,7 @@ from vigil.ai.schemas import AlertFacts, Evidence
 from vigil.investigations.entities import Entities
 
 SPREAD_WIDE = 5
+METADATA_ALERT = re.compile(r"metadata|imds|instance credential|credential exfiltration", re.IGNORECASE)
 HUNTING_CAP = 9.0
 EXFIL_BYTES = 100 * 1024 * 1024
 #: Row fields whose text is read for behaviours (process, parent, file, URL).
@@ -54,9 +56,10 @@ def hunting(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signa
             text = read.raw(row, field)
             if not text:
                 continue
+            agent = read.raw(row, "InitiatingProcessFileName").lower() in CLOUD_AGENTS
             for behaviour in behaviours_in(text):
-                if behaviour.rule in seen:
-                    continue
+                if behaviour.rule in seen or (behaviour.rule == "H2" and agent):
+                    continue  # the platform agent reading metadata is how it works (see below)
                 seen.add(behaviour.rule)
                 device = read.raw(row, "DeviceName")
                 where = f" on {device}" if device else ""
@@ -71,7 +74,7 @@ def hunting(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signa
                         entities=tuple(value for value in (device, read.raw(row, "AccountName")) if value),
                     )
                 )
-    signals.extend(_platform_agent_metadata_reads(item, rows, key, signals))
+    signals.extend(_platform_agent_metadata_reads(item, alert, rows, key))
     signals.extend(_unusual_connections(item, rows, key))
     signals.extend(_volume(item, rows, key))
     total = sum(signal.points for signal in signals)
@@ -83,9 +86,15 @@ def hunting(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signa
 
 
 def _platform_agent_metadata_reads(
-    item: Evidence, rows: list[dict[str, object]], key: str, signals: list[Signal]
+    item: Evidence, alert: AlertFacts, rows: list[dict[str, object]], key: str
 ) -> list[Signal]:
-    """Instance-metadata credential reads made only by the cloud platform's own agent are how it works."""
+    """Instance-metadata credential reads made only by the cloud platform's own agent are how it works.
+
+    It explains the alert away only when the alert is about metadata credentials; any read by another
+    process (here or in another step) keeps H2 malicious (scoring withdraws the explanation then).
+    """
+    if not METADATA_ALERT.search(alert.alert_type):
+        return []
     readers = [
         (index, read.raw(row, "InitiatingProcessFileName").lower())
         for index, row in enumerate(rows)
@@ -93,7 +102,6 @@ def _platform_agent_metadata_reads(
     ]
     if not readers or any(process not in CLOUD_AGENTS for _, process in readers):
         return []
-    signals[:] = [signal for signal in signals if signal.rule != "H2"]
     index, process = readers[0]
     finding = f"Every instance-metadata credential read in '{item.step_name}' comes from the platform agent {process}"
     return [

@@ -154,6 +154,9 @@ def is_weakening(entry: dict[str, object]) -> bool:
     old_value = read.text(entry, "oldValue")
     if new_value in SECURITY_LEVELS and old_value in SECURITY_LEVELS:
         return SECURITY_LEVELS.index(new_value) < SECURITY_LEVELS.index(old_value)
+    old_json, new_json = entry.get("oldValueJson"), entry.get("newValueJson")
+    if isinstance(new_json, dict) and new_json.get("enabled") is False:
+        return not isinstance(old_json, dict) or old_json.get("enabled") is not False
     return new_value in WEAKENING_VALUES or bool(WEAKENING_ACTIONS.search(_action(entry)))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from vigil.ai.builtin import evidence as read
 from vigil.ai.builtin.signals import Explains, Signal
 from vigil.ai.schemas import AlertFacts, Evidence
@@ -18,6 +20,8 @@ FINDING_WEIGHTS: dict[str, tuple[float, str]] = {
 }
 DETECTION_POINTS = {"critical": 3.5, "high": 3.0, "medium": 1.5, "low": 0.5}
 FINDINGS_CAP = 5.0
+#: Alerts whose claim is the missing MFA itself: single sign-on that enforces MFA explains them away.
+MFA_ALERT = re.compile(r"\bmfa\b|multi-?factor|two-?factor|2fa", re.IGNORECASE)
 
 
 def _signal(item: Evidence, rule: str, points: float, finding: str, locator: str, quote: str, who: str) -> Signal:
@@ -34,6 +38,9 @@ def accounts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
         who = read.raw(account, "email")
         app = read.raw(account, "appType")
         sso = _sso_only(account)
+        if sso and not MFA_ALERT.search(alert.alert_type):
+            finding = f"{who}'s {app or 'work'} account is reached only through {sso}, which enforces MFA"
+            return [Signal.from_step(item, "P4", 0.0, finding, f"{key}[{index}].loginMethods", sso)]
         if sso:
             finding = (
                 f"{who}'s {app or 'work'} account has no MFA of its own but is reached only through {sso}, "
