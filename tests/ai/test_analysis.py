@@ -277,7 +277,8 @@ def test_common_variants_of_a_behaviour_are_recognised_too(rule: str, command_li
     ],
 )
 def test_a_download_or_token_request_is_not_read_as_data_sent_out(command_line: str) -> None:
-    """Regression (fixed after review): H8 matches curl `-T`/`-F` case-insensitively, so `-f` (fail) and `-token` count."""
+    """Regression (fixed after review):
+    H8 matches curl `-T`/`-F` case-insensitively, so `-f` (fail) and `-token` count."""
     analysis = _analyze(alerts.DEFENDER_LOW, [_hunting(_process(command_line))])
 
     assert "H8" not in _rules(analysis), analysis.key_findings
@@ -467,7 +468,8 @@ def test_a_process_the_deployment_agent_started_is_it_rolling_software_out() -> 
     [pytest.param(alerts.DEFENDER_LOW, id="low-suspicious-process"), pytest.param(alerts.DEFENDER, id="high-malware")],
 )
 def test_credential_dumping_on_the_machine_outweighs_the_deployment_agent(alert: AlertFacts) -> None:
-    """Regression (fixed after review): A6's flat -4.0 cancels H1 (low alert: false positive) or, being benign context of
+    """Regression (fixed after review):
+    A6's flat -4.0 cancels H1 (low alert: false positive) or, being benign context of
     -2.0 or less, makes the conflict rule call it pending (high alert). Docs: "strong behaviours still win"."""
     analysis = _analyze(_deployed(alert), [_hunting(_process(CREDENTIAL_DUMP, parent="setup.exe"))])
 
@@ -583,14 +585,16 @@ def test_one_metadata_credential_read_by_curl_keeps_the_detection_malicious() ->
 
 
 def test_the_metadata_credential_read_cited_is_the_one_the_platform_agent_did_not_make() -> None:
-    """Regression (fixed after review): H2 cites the first row showing the read, here the agent's, which is how it works."""
+    """Regression (fixed after review):
+    H2 cites the first row showing the read, here the agent's, which is how it works."""
     h2 = _cited(_analyze(DEFENDER_IMDS, [_hunting(AGENT_READ, CURL_READ)]), "H2")
 
     assert h2.locator.startswith("results[1]."), (h2.locator, h2.quote)
 
 
 def test_a_curl_read_in_one_step_is_not_cleared_by_agent_reads_in_another() -> None:
-    """Regression (fixed after review): the agent-only step's explanation survives "counted once" (points 0, explains kept)."""
+    """Regression (fixed after review):
+    the agent-only step's explanation survives "counted once" (points 0, explains kept)."""
     evidence = [_hunting(CURL_READ, name="Defender: network events"), _hunting(AGENT_READ, name=ACTIVITY)]
 
     analysis = _analyze(DEFENDER_IMDS, evidence)
@@ -599,7 +603,8 @@ def test_a_curl_read_in_one_step_is_not_cleared_by_agent_reads_in_another() -> N
 
 
 def test_the_platform_agents_routine_metadata_reads_do_not_clear_ransomware_on_the_machine() -> None:
-    """Regression (fixed after review): the agent explanation is a wrong detection whatever the alert is about."""
+    """Regression (fixed after review):
+    the agent explanation is a wrong detection whatever the alert is about."""
     rows = [_process("vssadmin.exe delete shadows /all /quiet", parent="invoice.pdf.exe"), AGENT_READ]
 
     analysis = _analyze(alerts.DEFENDER_RANSOMWARE, [_hunting(*rows)])
@@ -659,7 +664,8 @@ def test_the_eicar_test_file_is_a_false_positive() -> None:
 
 
 def test_an_attacker_naming_the_payload_eicar_does_not_make_the_alert_a_false_positive() -> None:
-    """Regression (fixed after review): A5 reads EICAR in `fileName`, which whoever dropped the file chose."""
+    """Regression (fixed after review):
+    A5 reads EICAR in `fileName`, which whoever dropped the file chose."""
     document = json.loads(samples.DEFENDER_ALERT)
     document["evidence"][0]["fileName"] = "eicar_invoice.pdf.exe"
     alert = alerts.alert("microsoft_defender", "'Emotet' malware was detected", document)
@@ -992,7 +998,8 @@ def test_a_confidential_label_among_them_leaves_the_copy_unexplained() -> None:
     ],
 )
 def test_a_non_business_label_is_own_data_whichever_shape_carries_it(labels: dict[str, Any]) -> None:
-    """Regression (fixed after review): label-count keys are normalized ("nonbusiness"), OWN_DATA_LABELS has "non-business"."""
+    """Regression (fixed after review):
+    label-count keys are normalized ("nonbusiness"), OWN_DATA_LABELS has "non-business"."""
     assert "I4" in _rules(_analyze(_usb_copy(**labels), []))
 
 
@@ -1179,7 +1186,8 @@ def test_a_reported_disable_that_did_disable_the_rule_is_not_called_a_wrong_dete
 def test_an_entry_that_turns_a_rule_from_enabled_to_disabled_is_a_weakened_control(
     alert: AlertFacts, evidence: list[Evidence]
 ) -> None:
-    """Regression (fixed after review): edge.is_weakening reads newValue/metadata.value and the action type, never
+    """Regression (fixed after review):
+    edge.is_weakening reads newValue/metadata.value and the action type, never
     newValueJson.enabled, so a rule_update that disables the rule weakens nothing (benign true positive)."""
     analysis = _analyze(alert, evidence)
 
@@ -1370,7 +1378,8 @@ def test_an_account_that_also_logs_in_with_a_password_and_has_no_mfa_is_cited() 
 
 
 def test_an_sso_only_account_does_not_clear_a_risky_sign_in() -> None:
-    """Regression (fixed after review): P4 explains a wrong detection whatever the alert is about, and the sign-in playbook
+    """Regression (fixed after review):
+    P4 explains a wrong detection whatever the alert is about, and the sign-in playbook
     looks up the user's Push account; a high-risk sign-in from an anonymising network closes as false positive."""
     account = _push_account(password_login=False, email="bob.jones@contoso.com")
 
@@ -1668,7 +1677,8 @@ def test_a_hostile_alert_at_the_intake_size_limit_is_analysed_in_seconds_not_min
 
 
 def test_the_injection_scan_takes_linear_time_on_long_whitespace() -> None:
-    """Regression (fixed after review): INJECTION's `\\s+ … \\s*` backtracks quadratically after 'ignore'."""
+    """Regression (fixed after review):
+    INJECTION's `\\s+ … \\s*` backtracks quadratically after 'ignore'."""
     alert = alerts.alert("custom", "Syslog dump", "ignore" + " " * 10_000 + "the rest of the padded log line")
 
     started = time.perf_counter()

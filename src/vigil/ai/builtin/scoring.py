@@ -13,7 +13,7 @@ from dataclasses import replace
 from vigil.ai.builtin.rules import SKILL_RULES
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import checkpoint
-from vigil.ai.builtin.signals import Signal
+from vigil.ai.builtin.signals import ALERT_SOURCE, Signal
 from vigil.ai.schemas import AlertFacts, Evidence, EvidenceKind, EvidenceStatus
 from vigil.investigations.entities import Entities
 
@@ -22,6 +22,7 @@ from vigil.investigations.entities import Entities
 CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3", "P3", "U1"})
 #: Explanations an attacker can imitate (process names): they never outweigh a strong behaviour.
 WEAK_EXPLANATIONS = frozenset({"A6", "H2"})
+STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once.
 FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5", "C2", "C6", "C7"})
@@ -49,23 +50,30 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
 
 def _withdraw_contradicted_explanations(signals: list[Signal]) -> list[Signal]:
     """Weak explanations (a deployment agent, the platform agent's metadata reads) yield to strong behaviours:
-    credential dumping started by CcmExec is still credential dumping."""
-    contradiction = next(
-        (s for s in signals if s.points > 0 and s.rule in CONTRADICTING_RULES and s.rule not in ("U1",)), None
-    )
-    if contradiction is None:
-        return signals
-    return [
-        replace(
-            signal,
-            points=0.0,
-            explains=None,
-            finding=f"{signal.finding}, but {contradiction.finding[0].lower()}{contradiction.finding[1:]}",
+    credential dumping started by CcmExec is still credential dumping. The alert's own claim of a metadata
+    read is what the agent explanation explains, so only a read seen by a step withdraws that one."""
+
+    def contradiction(explanation: Signal) -> Signal | None:
+        return next(
+            (
+                s
+                for s in signals
+                if s.points > 0
+                and s.rule in STRONG_BEHAVIOURS
+                and not (explanation.rule == s.rule == "H2" and s.source == ALERT_SOURCE)
+            ),
+            None,
         )
-        if signal.rule in WEAK_EXPLANATIONS and signal.points < 0
-        else signal
-        for signal in signals
-    ]
+
+    withdrawn: list[Signal] = []
+    for signal in signals:
+        against = contradiction(signal) if signal.rule in WEAK_EXPLANATIONS and signal.points < 0 else None
+        if against is None:
+            withdrawn.append(signal)
+            continue
+        finding = f"{signal.finding}, but {against.finding[0].lower()}{against.finding[1:]}"
+        withdrawn.append(replace(signal, points=0.0, explains=None, finding=finding))
+    return withdrawn
 
 
 def _count_facts_once(signals: list[Signal]) -> list[Signal]:
