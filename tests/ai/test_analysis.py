@@ -1685,3 +1685,11 @@ def test_the_injection_scan_takes_linear_time_on_long_whitespace() -> None:
     BuiltinInvestigator().analyze(alert, Entities(), [])
 
     assert time.perf_counter() - started < 0.5
+
+
+def test_an_okta_behaviour_marked_negative_is_not_a_sign_in_risk() -> None:
+    document = {"debugContext": {"debugData": {"behaviors": "{New Country=NEGATIVE, New Device=POSITIVE}"}}}
+    analysis = _analyze(alerts.alert("okta", "user.session.start", json.dumps(document)), [])
+
+    findings = [finding for finding in analysis.key_findings if finding.startswith("[S1]")]
+    assert findings == ["[S1] Sign-in risk: new device for the user (+1.0)"]

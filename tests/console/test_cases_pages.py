@@ -20,7 +20,12 @@ OTHER_ANALYST = "bob@beta.example"
 
 def sign_in_alert(stack: ConsoleStack, key: str, n: int = 1) -> dict[str, Any]:
     """An identity alert the built-in analyst investigates offline (related-alerts lookup + analysis)."""
-    content = {"userPrincipalName": f"user{n}@acme.example", "ipAddress": f"203.0.113.{n}", "result": "success"}
+    content = {
+        "userPrincipalName": f"user{n}@acme.example",
+        "ipAddress": f"203.0.113.{n}",
+        "result": "success",
+        "riskEventTypes": ["impossibleTravel"],
+    }
     return stack.post_alert(
         key,
         {
@@ -87,6 +92,25 @@ def test_analyst_works_a_case_from_list_to_close(page: Page, stack: ConsoleStack
     expect(page.get_by_role("heading", level=1)).to_contain_text("Impossible travel sign-in")
     expect(page.locator(".case-summary")).not_to_be_empty()
     expect(page.get_by_role("heading", name="Findings")).to_be_visible()
+    expect(page.get_by_role("heading", name="Evidence behind the verdict")).to_be_visible()
+    cited = page.locator("table.citations tbody tr").first
+    expect(cited).to_contain_text("S1")
+    expect(cited).to_contain_text("riskEventTypes[0]")
+    expect(cited).to_contain_text("impossibleTravel")
+    expect(cited).to_contain_text("+2.0")
+    api_case = httpx.get(
+        f"{stack.url}/serviceapi/cases/{case_id}", headers={"Authorization": f"Bearer {key}"}, timeout=10
+    ).json()
+    assert api_case["citations"][0] == {
+        "rule": "S1",
+        "source": "alert",
+        "skill_id": None,
+        "locator": "riskEventTypes[0]",
+        "quote": "impossibleTravel",
+        "finding": "Sign-in risk: impossible travel",
+        "points": 2.0,
+    }
+    assert "user1@acme.example" in api_case["summary"] and "203.0.113.1" in api_case["summary"]
     evidence = page.locator(".evidence-step")
     expect(evidence.first).to_contain_text("Look up related alerts")
     expect(evidence.last).to_contain_text("analyze")

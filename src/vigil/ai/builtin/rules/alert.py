@@ -146,6 +146,8 @@ SIGNIN_RISKS: tuple[tuple[str, float, str], ...] = (
     ("toripcaller", 2.0, "calls from a Tor exit node"),
     ("maliciousipcaller", 2.0, "calls from a known malicious address"),
 )
+#: Okta writes every behaviour with its outcome ("New Country=NEGATIVE"): a negated one is not a risk.
+NOT_NEGATED = r"(?!=negative|=false)"
 NEW_FLAG_KEYS = {
     "newdevice": (1.0, "new device for the user"),
     "isnewdevice": (1.0, "new device for the user"),
@@ -446,7 +448,7 @@ def _signin_risks(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     for field in fields:
         squashed = re.sub(r"[^a-z=]", "", field.value.lower())
         for word, points, meaning in SIGNIN_RISKS:
-            if word in squashed and meaning not in meanings:
+            if meaning not in meanings and re.search(re.escape(word) + NOT_NEGATED, squashed):
                 meanings.add(meaning)
                 signals.append(_cite("S1", points, f"Sign-in risk: {meaning}", field))
         flag = NEW_FLAG_KEYS.get(field.key)
