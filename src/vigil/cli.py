@@ -589,6 +589,9 @@ def eval_command(
     scenario: Annotated[
         list[str] | None, typer.Option("--scenario", help="Run only this scenario id (repeatable).")
     ] = None,
+    holdout: Annotated[
+        bool, typer.Option(help="Also run <set>/holdout/ and report it apart (full runs only; never gates).")
+    ] = True,
 ) -> None:
     """Run the labelled scenario set end to end (API, engine, vendor fakes) and write the accuracy report.
 
@@ -617,8 +620,19 @@ def eval_command(
     if evaluated.injection_pct is not None:
         count = len(evaluated.injection_results)
         console.print(f"Injection checks: {evaluated.injection_pct:.0f} % of {count} scenario(s)")
+    holdout_dir = set_dir.expanduser().resolve() / "holdout"
+    held_out = None
+    if holdout and not fast and not scenario and holdout_dir.is_dir():
+        held = scenario_module.load_scenarios(holdout_dir)
+        console.print(f"Running {len(held)} held-out scenario(s) (reported apart, never used for tuning)…")
+        held_out = runner.run_evaluation(
+            held, database_url=database_url, model=chosen_model, progress=_print_eval_progress
+        )
+        console.print(report.rich_table(held_out))
     markdown = report.render_markdown(
-        evaluated, _eval_command_line(set_dir, fast, database_url, model, output, scenario or [])
+        evaluated,
+        _eval_command_line(set_dir, fast, database_url, model, output, scenario or []),
+        holdout=held_out,
     )
     if output == "-":
         typer.echo(markdown)
