@@ -79,7 +79,9 @@ def test_detail_shows_content_entities_steps_and_timeline(admin_page: Page, stac
     expect(page.get_by_label("Alert content")).to_have_text(json.dumps(json.loads(content), indent=2))
 
     entities = page.locator("dl.entities")
-    expect(entities.locator('dt:text-is("IP addresses") + dd')).to_have_text("203.0.113.9")
+    addresses = entities.locator('dt:text-is("IP addresses") + dd')
+    expect(addresses.locator("code")).to_have_text("203.0.113.9")
+    expect(addresses.locator(".badge")).to_have_text("subject")  # the sign-in's source address is what it is about
     expect(entities.locator("dd").filter(has_text="user9@acme.example").first).to_be_visible()
 
     attempt = page.locator("details.attempt").first
