@@ -150,9 +150,9 @@ def open_checkpoint(
     return row
 
 
-def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpointOutput, timeout_seconds: int) -> bool:
+def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpointOutput, timeout_seconds: int) -> None:
     """`asking → waiting` with whom and where Slack asked; an answer that arrived meanwhile is applied at once
-    (the row ends `answered`). True when the checkpoint is answered already."""
+    (the row ends `answered`, and the waiting workflow, started after this, finds it so)."""
     now = epoch_now()
     marked = session.execute(
         update(ChatCheckpoint)
@@ -171,7 +171,7 @@ def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpoi
     )
     row = session.get(ChatCheckpoint, checkpoint_uuid, populate_existing=True)
     if row is None or getattr(marked, "rowcount", 0) != 1:
-        return row is not None and row.status == CheckpointStatus.ANSWERED.value
+        return
     _timeline(
         session,
         row,
@@ -180,11 +180,10 @@ def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpoi
     )
     early = _take_early_answer(session, row)
     if early is None:
-        return False
+        return
     # Nobody waits yet: the waiting workflow starts after this and finds the row answered, so no wake-up.
     record_answer(session, row, early.decision, via=early.via, slack_user=early.label, at=early.at)
     logger.info("checkpoint %s: the answer given while the question was being recorded applies", checkpoint_uuid)
-    return True
 
 
 def mark_failed(session: Session, checkpoint_uuid: uuid.UUID, reason: str) -> None:

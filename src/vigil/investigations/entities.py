@@ -455,7 +455,7 @@ def _ip_role(key: str, parent: str, value: str) -> Role:
     """Role of an address that is the whole value of ``key``: the remote/source address is the subject."""
     if key in _SUBJECT_IP_KEYS and not any(part in parent for part in _NON_SUBJECT_IP_PARENT_PARTS):
         return Role.SUBJECT
-    if key in _DESTINATION_IP_KEYS and _is_public(value):
+    if key in _DESTINATION_IP_KEYS and is_public_ip(value):
         return Role.SUBJECT
     return Role.RELATED
 
@@ -467,7 +467,8 @@ def _email_role(key: str) -> Role:
     return Role.RELATED
 
 
-def _is_public(value: str) -> bool:
+def is_public_ip(value: str) -> bool:
+    """A globally routable address (not private, reserved, loopback or link-local); False for non-addresses."""
     try:
         return ipaddress.ip_address(value).is_global
     except ValueError:

@@ -15,7 +15,6 @@ Rules and examples: docs/entities.md.
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import uuid
 from collections import Counter
@@ -26,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert
 from vigil.db.base import epoch_now
-from vigil.investigations.entities import Entities, EntityKind, extract_entities
+from vigil.investigations.entities import Entities, EntityKind, extract_entities, is_public_ip
 
 RELATED_SKILL_ID = "Look up related alerts"
 WINDOW_SECONDS = 30 * 86400
@@ -141,14 +140,7 @@ def _describe(other: Alert) -> dict[str, Any]:
 
 def _relates(shared: _Shared) -> bool:
     """At least one shared subject value, and not only private/reserved addresses."""
-    return any(kind is not EntityKind.IPS or any(_is_public(v) for v in values) for kind, values in shared.items())
-
-
-def _is_public(value: str) -> bool:
-    try:
-        return ipaddress.ip_address(value).is_global
-    except ValueError:
-        return False
+    return any(kind is not EntityKind.IPS or any(is_public_ip(v) for v in values) for kind, values in shared.items())
 
 
 def _reason(shared: _Shared) -> str:

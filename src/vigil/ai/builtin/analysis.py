@@ -34,9 +34,9 @@ def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence:
     subject = subject_entities(entities)
     resource = resources_of(alert)
     if resource:
-        subject["resource"] = ", ".join(resource)
+        subject["resource"] = resource
     drivers = _drivers(ranked, decision)
-    named = [value for values in subject.values() for value in values.split(", ")]
+    named = [value for values in subject.values() for value in values]
     decisive = list(dict.fromkeys([*named, *(value for s in drivers for value in s.entities if value)]))
     return Analysis(
         verdict=decision.verdict,
@@ -53,15 +53,15 @@ def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence:
     )
 
 
-def subject_entities(entities: Entities) -> dict[str, str]:
+def subject_entities(entities: Entities) -> dict[str, list[str]]:
     """Who and what the alert is about, per kind: subject-role values first, then the next best-ranked ones
     (the affected account after the actor, the changed record after the caller's address)."""
-    subject: dict[str, str] = {}
+    subject: dict[str, list[str]] = {}
     for label, kinds, limit in SUBJECT_KINDS:
         ranked = [value for kind in kinds for value in (*entities.subject(kind), *entities.of(kind))]
         values = list(dict.fromkeys(value for value in ranked if value))[:limit]
         if values:
-            subject[label] = ", ".join(values)
+            subject[label] = values
     return subject
 
 
@@ -110,13 +110,13 @@ def _summary(
     alert: AlertFacts,
     category: Category,
     decision: Decision,
-    subject: dict[str, str],
+    subject: dict[str, list[str]],
     drivers: list[Signal],
     actions: list[str],
     evidence: Sequence[Evidence],
 ) -> str:
     label = decision.disposition.value.replace("_", " ").capitalize()
-    about = ", ".join(f"{kind} {value}" for kind, value in subject.items()) or "no named entity"
+    about = ", ".join(f"{kind} {', '.join(values)}" for kind, values in subject.items()) or "no named entity"
     parts = [
         f"{label}, {decision.severity.value} severity (confidence {decision.confidence:.0%}): "
         f"{category.value.replace('_', ' ')} alert {alert.alert_id} '{alert.alert_type}' about {about}.",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vigil.ai.builtin.signals import ALERT_SOURCE, Explains, Signal
+from vigil.ai.builtin.signals import Explains, Signal
 from vigil.ai.schemas import Category, Disposition, Evidence, EvidenceStatus, Severity, Verdict
 
 TRUE_POSITIVE_AT = 4.0
@@ -62,35 +62,19 @@ def decide(category: Category, signals: Sequence[Signal], evidence: Sequence[Evi
     if confirmed is not None:
         if score < TRUE_POSITIVE_AT:
             return _benign(Disposition.BENIGN_TRUE_POSITIVE, confirmed, coverage)
-        strongest = max((s for s in signals if s.points > 0), key=lambda s: s.points)
         question = (
-            f"{confirmed.finding}, yet {strongest.finding[0].lower()}{strongest.finding[1:]}: does the user's "
-            "explanation cover it? Confirm with the user's manager or the change record before closing."
+            f"{confirmed.finding}, yet {_lower(_strongest(signals).finding)}: does the user's explanation cover "
+            "it? Confirm with the user's manager or the change record before closing."
         )
-        return Decision(
-            Disposition.PENDING,
-            Verdict.SUSPICIOUS,
-            Severity.MEDIUM,
-            _confidence(0.4, coverage),
-            "the evidence and the person's answer disagree",
-            question,
-        )
+        return _pending("the evidence and the person's answer disagree", question, coverage)
     against = [signal for signal in signals if signal.rule in CONTEXT_RULES and signal.points < 0]
     if score >= SUSPICIOUS_AT and sum(signal.points for signal in against) <= CONFLICT_AT:
-        strongest = max((s for s in signals if s.points > 0), key=lambda s: s.points)
         doubt = min(against, key=lambda s: s.points)
         question = (
-            f"{strongest.finding}, yet {doubt.finding[0].lower()}{doubt.finding[1:]}: was this sanctioned work? "
+            f"{_strongest(signals).finding}, yet {_lower(doubt.finding)}: was this sanctioned work? "
             "Ask the user or the data owner before closing."
         )
-        return Decision(
-            Disposition.PENDING,
-            Verdict.SUSPICIOUS,
-            Severity.MEDIUM,
-            _confidence(0.4, coverage),
-            "the evidence points both ways",
-            question,
-        )
+        return _pending("the evidence points both ways", question, coverage)
     if score >= TRUE_POSITIVE_AT:
         return _true_positive(signals, score, coverage, "the evidence adds up to malicious activity")
     if score >= SUSPICIOUS_AT:
@@ -100,6 +84,21 @@ def decide(category: Category, signals: Sequence[Signal], evidence: Sequence[Evi
         return _benign(Disposition.BENIGN_TRUE_POSITIVE, reason, coverage, strength=max(0.0, SUSPICIOUS_AT - score))
     reason = Signal(rule="B2", points=0.0, finding="no evidence supports what the detection claims")
     return _benign(Disposition.FALSE_POSITIVE, reason, coverage, strength=max(0.0, SUSPICIOUS_AT - score))
+
+
+def _pending(reason: str, question: str, coverage: float) -> Decision:
+    return Decision(
+        Disposition.PENDING, Verdict.SUSPICIOUS, Severity.MEDIUM, _confidence(0.4, coverage), reason, question
+    )
+
+
+def _strongest(signals: Sequence[Signal]) -> Signal:
+    return max((signal for signal in signals if signal.points > 0), key=lambda signal: signal.points)
+
+
+def _lower(sentence: str) -> str:
+    """A finding continued inside a sentence: its first letter lower-cased."""
+    return sentence[:1].lower() + sentence[1:]
 
 
 def _first(signals: Sequence[Signal], rule: str) -> Signal | None:
@@ -155,7 +154,3 @@ def _coverage(evidence: Sequence[Evidence]) -> float:
 def _confidence(base: float, coverage: float) -> float:
     """Failed or skipped steps pull confidence down: up to a third when nothing ran."""
     return round(min(CONFIDENCE_CEILING, base * (2 + coverage) / 3), 2)
-
-
-def alert_only(signals: Sequence[Signal]) -> bool:
-    return all(signal.source == ALERT_SOURCE for signal in signals)

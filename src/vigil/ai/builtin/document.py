@@ -8,9 +8,13 @@ one field, ``content``. Walking is iterative and capped, so a hostile alert cost
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 MAX_FIELDS = 5_000
+#: Classification, drafting and analysis all read the same body; a few recent bodies are kept parsed.
+CACHED_BODIES = 8
 
 
 @dataclass(frozen=True)
@@ -25,14 +29,22 @@ def normalize_key(key: str) -> str:
     return "".join(ch for ch in key.lower() if ch not in "_-. ")
 
 
-def fields_of(content: str) -> list[Field]:
-    """Every scalar value of a JSON body with its path; a non-JSON body is one ``content`` field."""
+@lru_cache(maxsize=CACHED_BODIES)
+def parsed(content: str) -> object | None:
+    """The alert body as JSON, or None; parsed once for all the rules of one analysis (treat as read-only)."""
     try:
         document: object = json.loads(content)
     except (ValueError, RecursionError):
-        return [Field("content", "content", "", content)]
+        return None
+    return document
+
+
+@lru_cache(maxsize=CACHED_BODIES)
+def fields_of(content: str) -> tuple[Field, ...]:
+    """Every scalar value of a JSON body with its path; a non-JSON body is one ``content`` field."""
+    document = parsed(content)
     if not isinstance(document, dict | list):
-        return [Field("content", "content", "", content)]
+        return (Field("content", "content", "", content),)
     found: list[Field] = []
     stack: list[tuple[str, str, str, object]] = [("", "", "", document)]
     while stack and len(found) < MAX_FIELDS:
@@ -45,16 +57,16 @@ def fields_of(content: str) -> list[Field]:
         elif value is not None:
             text = value if isinstance(value, str) else json.dumps(value)
             found.append(Field(path or "content", key, parent, text))
-    return found
+    return tuple(found)
 
 
-def values(fields: list[Field], *keys: str) -> list[Field]:
+def values(fields: Sequence[Field], *keys: str) -> list[Field]:
     """Fields whose key is one of `keys` (normalized), in document order."""
     wanted = {normalize_key(key) for key in keys}
     return [field for field in fields if field.key in wanted]
 
 
-def first(fields: list[Field], *keys: str) -> Field | None:
+def first(fields: Sequence[Field], *keys: str) -> Field | None:
     """The shallowest field among `keys` (top-level severity beats a nested one)."""
     matches = values(fields, *keys)
     return min(matches, key=lambda field: field.path.count(".") + field.path.count("[")) if matches else None

@@ -77,6 +77,11 @@ def nested(record: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def is_count(text: str) -> bool:
+    """ASCII digits only: ``"²".isdigit()`` is true, but ``int("²")`` raises."""
+    return text.isascii() and text.isdigit()
+
+
 def field(record: dict[str, Any], name: str) -> Any:
     """A field's value as stored (case/underscore-insensitive name), or None."""
     wanted = _key(name)

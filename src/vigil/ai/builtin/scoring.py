@@ -71,9 +71,14 @@ def _withdraw_contradicted_explanations(signals: list[Signal]) -> list[Signal]:
         if against is None:
             withdrawn.append(signal)
             continue
-        finding = f"{signal.finding}, but {against.finding[0].lower()}{against.finding[1:]}"
-        withdrawn.append(replace(signal, points=0.0, explains=None, finding=finding))
+        withdrawn.append(_withdrawn(signal, against))
     return withdrawn
+
+
+def _withdrawn(signal: Signal, against: Signal, rule: str | None = None) -> Signal:
+    """`signal` no longer counts nor explains anything because of `against`; both stay in the findings."""
+    finding = f"{signal.finding}, but the evidence contradicts it: {against.finding}"
+    return replace(signal, rule=rule or signal.rule, points=0.0, explains=None, finding=finding)
 
 
 def _count_facts_once(signals: list[Signal]) -> list[Signal]:
@@ -112,24 +117,10 @@ def _weigh_confirmations(answers: list[Signal], signals: list[Signal]) -> list[S
         (signal for signal in signals if signal.points > 0 and signal.rule in CONTRADICTING_RULES),
         None,
     )
-    weighed: list[Signal] = []
-    for answer in answers:
-        if answer.rule == "K2" and contradiction is not None:
-            weighed.append(
-                Signal(
-                    rule="X2",
-                    points=0.0,
-                    finding=f"{answer.finding}, but the evidence contradicts it: {contradiction.finding}",
-                    source=answer.source,
-                    skill_id=answer.skill_id,
-                    locator=answer.locator,
-                    quote=answer.quote,
-                    entities=answer.entities,
-                )
-            )
-        else:
-            weighed.append(answer)
-    return weighed
+    return [
+        _withdrawn(answer, contradiction, rule="X2") if answer.rule == "K2" and contradiction is not None else answer
+        for answer in answers
+    ]
 
 
 def _corroboration(signals: list[Signal]) -> list[Signal]:

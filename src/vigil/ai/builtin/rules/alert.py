@@ -7,11 +7,11 @@ attempts, which are evidence, never switches.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from vigil.ai.builtin.document import Field, fields_of, first, values
+from vigil.ai.builtin import evidence as read
+from vigil.ai.builtin.document import Field, fields_of, first, parsed, values
 from vigil.ai.builtin.patterns import behaviours_in
 from vigil.ai.builtin.rules import edge
 from vigil.ai.builtin.signals import Explains, Signal
@@ -83,7 +83,7 @@ VENDOR_MALICIOUS = frozenset(
     {"truepositive", "malware", "apt", "malicioususeractivity", "compromisedaccount", "phishing", "multistagedattack"}
 )
 #: Keys where administrators or vendors label assets; words there are trusted (attackers cannot set them).
-TAG_KEYS = ("machineTags", "tags", "labels", "deviceTags", "resourceTags", "assetTags", "value")
+TAG_KEYS = frozenset({"machinetags", "tags", "labels", "devicetags", "resourcetags", "assettags", "usertags"})
 TAG_PARENTS = frozenset({"tags", "resourcetags", "labels", "usertags", "instancetags"})
 TESTING_TAG = re.compile(
     r"scanner|pen-?test|penetration|red[ -]?team|vulnerability|vuln[ -]?scan|security[ -]?test|attack[ -]?simulation"
@@ -290,7 +290,7 @@ def _cite(
     )
 
 
-def _severity(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _severity(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     field = first(fields, "severity", "severityLevel", "alertSeverity")
     if field is None:
         return []
@@ -312,7 +312,7 @@ def severity_label(raw: str) -> str:
     return "high" if number >= 7 else "medium" if number >= 4 else "low"
 
 
-def _category(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _category(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """The vendor's category or finding type: a ransomware detection is not the same claim as discovery."""
     keys = ["category", "categories", "threatFamilyName", "detectionType", "threatType", "threatTypes"]
     if alert.alert_provider.lower() == "aws":
@@ -331,7 +331,7 @@ def _category(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return [_cite("A2", points, f"The vendor classifies the activity as {meaning} ({field.value})", field)]
 
 
-def _mitre(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _mitre(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     techniques = values(fields, "mitreTechniques", "techniques", "mitreTechnique", "attackTechniques", "technique")
     seen: dict[str, tuple[float, Field]] = {}
     for field in techniques:
@@ -346,7 +346,7 @@ def _mitre(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return [_cite("A3", total, f"MITRE ATT&CK techniques of the alert: {names}", field)]
 
 
-def _vendor_decision(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _vendor_decision(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """The vendor already classified its alert (Defender classification/determination, a 'benign' verdict)."""
     signals: list[Signal] = []
     for field in values(fields, "classification", "determination", "verdict", "vendorVerdict"):
@@ -370,7 +370,7 @@ def _vendor_decision(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return signals[:2]
 
 
-def _testing_markers(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _testing_markers(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Admin-set tags (authorised scanner, red team), simulation flags, sample findings, the EICAR test file."""
     signals = [
         _cite(
@@ -410,16 +410,15 @@ def _testing_markers(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return signals
 
 
-def _tags(fields: list[Field]) -> Iterable[Field]:
+def _tags(fields: Sequence[Field]) -> Iterable[Field]:
     return (
         field
         for field in fields
-        if field.key in {"machinetags", "tags", "labels", "devicetags", "resourcetags", "assettags", "usertags"}
-        or (field.key in {"value", "key"} and field.parent in TAG_PARENTS)
+        if field.key in TAG_KEYS or (field.key in {"value", "key"} and field.parent in TAG_PARENTS)
     )
 
 
-def _asset_tags(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _asset_tags(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     for field in _tags(fields):
         if HIGH_VALUE_TAG.search(field.value):
             return [_cite("V1", 0.0, f"High-value asset ({field.value})", field, asset_value=True)]
@@ -429,7 +428,7 @@ def _asset_tags(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return []
 
 
-def _behaviours(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _behaviours(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Process, file and URL fields of the alert's own evidence, read for what they show."""
     signals: list[Signal] = []
     seen: set[str] = set()
@@ -442,7 +441,7 @@ def _behaviours(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return signals
 
 
-def _signin_risks(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _signin_risks(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     signals: list[Signal] = []
     meanings: set[str] = set()
     for field in fields:
@@ -464,7 +463,7 @@ def _signin_risks(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return signals
 
 
-def _anonymising_network(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _anonymising_network(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     for field in values(fields, *ANON_FLAG_KEYS):
         if field.value.strip().lower() == "true":
             return [_cite("S3", 2.0, f"The source address is an anonymising proxy, VPN or Tor ({field.path})", field)]
@@ -478,25 +477,25 @@ def _anonymising_network(alert: AlertFacts, fields: list[Field]) -> list[Signal]
     return []
 
 
-def _legacy_protocol(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _legacy_protocol(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     for field in values(fields, "clientAppUsed", "clientApp", "protocol", "authenticationProtocol", "clientProtocol"):
         if field.value.strip().lower() in LEGACY_PROTOCOLS:
             return [_cite("S4", 1.5, f"Legacy authentication protocol that bypasses MFA ({field.value})", field)]
     return []
 
 
-def _push_flood(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _push_flood(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Many MFA pushes denied or sent in a short time: the attacker has the password and is wearing the user down."""
     denials = [field for field in fields if PUSH_DENIALS.search(field.value.lower())]
     if len(denials) >= PUSH_FLOOD:
         return [_cite("S5", 3.0, f"MFA push fatigue: {len(denials)} pushes denied", denials[0])]
     for field in fields:
-        if PUSH_COUNT_KEY.search(field.key) and _is_count(field.value) and int(field.value) >= PUSH_FLOOD:
+        if PUSH_COUNT_KEY.search(field.key) and read.is_count(field.value) and int(field.value) >= PUSH_FLOOD:
             return [_cite("S5", 3.0, f"MFA push fatigue: {field.path} = {field.value}", field)]
     return []
 
 
-def _changes(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _changes(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     signals: list[Signal] = []
     for pattern, points, meaning in CHANGE_RULES:
         for field in values(fields, *CHANGE_KEYS):
@@ -506,7 +505,7 @@ def _changes(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
     return signals
 
 
-def _injection(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _injection(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Text that addresses the AI is an attacker's move: recorded, scored, and never obeyed."""
     for field in [*fields, Field("alert_type", "alerttype", "", alert.alert_type)]:
         match = INJECTION.search(field.value)
@@ -539,7 +538,7 @@ DEPLOYMENT_AGENTS = frozenset(
 DEPLOYMENT_POINTS = -4.0
 
 
-def _deployment_tooling(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _deployment_tooling(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """The alert's process was started by the organization's software-deployment agent (SCCM, Intune, …)."""
     for field in values(fields, "parentProcessFileName", "initiatingProcessParentFileName", "parentProcessName"):
         if field.value.strip().lower() in DEPLOYMENT_AGENTS:
@@ -558,10 +557,10 @@ BULK_COUNT = 100
 BULK_RATIO = 5
 
 
-def _bulk_data(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _bulk_data(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Many files, repositories or objects moved at once (to USB, a clone, a download), against the baseline."""
     for field in fields:
-        if not _is_count(field.value) or int(field.value) < BULK_COUNT:
+        if not read.is_count(field.value) or int(field.value) < BULK_COUNT:
             continue
         if BASELINE_KEY.search(field.key) or NOT_BULK_KEY.search(field.key):
             continue
@@ -592,11 +591,6 @@ def _bulk_data(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
 ACTIVITY_KEYS = frozenset({"type", "activity", "action", "operation", "destination"})
 
 
-def _is_count(text: str) -> bool:
-    """ASCII digits only: ``"²".isdigit()`` is true, but ``int("²")`` raises."""
-    return text.isascii() and text.isdigit()
-
-
 def _number(text: str) -> float | None:
     try:
         return float(text)
@@ -607,7 +601,7 @@ def _number(text: str) -> float | None:
 DEPARTING = re.compile(r"resignation|notice period|termination|leaver|departing|offboard", re.IGNORECASE)
 
 
-def _departing_user(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _departing_user(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """HR context: data moved by someone who is leaving weighs more."""
     for field in fields:
         if (field.parent.startswith("hr") or field.key.startswith("hr") or field.key == "status") and DEPARTING.search(
@@ -620,7 +614,7 @@ def _departing_user(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
 OWN_DATA_LABELS = frozenset({"personal", "public", "general", "nonbusiness"})
 
 
-def _own_data(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _own_data(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Every labelled file is the user's own (Personal/Public label): keeping it is not theft of company data."""
     labels = [field for field in fields if field.parent == "sensitivitylabels" or field.key == "sensitivitylabel"]
     label_names = [
@@ -677,12 +671,8 @@ def _reported_changes(alert: AlertFacts) -> list[Signal]:
 
 
 def _audit_entries(content: str) -> list[dict[str, object]]:
-    try:
-        document = json.loads(content)
-    except (ValueError, RecursionError):
-        return []
     found: list[dict[str, object]] = []
-    stack: list[object] = [document]
+    stack: list[object] = [parsed(content)]
     while stack and len(found) < 20:
         node = stack.pop()
         if isinstance(node, dict):
@@ -697,10 +687,10 @@ def _audit_entries(content: str) -> list[dict[str, object]]:
 LARGE_TRANSFER_BYTES = 1024**3
 
 
-def _large_transfer(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _large_transfer(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Gigabytes moved in one alert, and how that compares with the principal's own baseline."""
     for field in fields:
-        if "bytes" not in field.key or BASELINE_KEY.search(field.key) or not _is_count(field.value):
+        if "bytes" not in field.key or BASELINE_KEY.search(field.key) or not read.is_count(field.value):
             continue
         moved = int(field.value)
         if moved < LARGE_TRANSFER_BYTES:
@@ -731,7 +721,7 @@ FAMILIAR_POINTS = -1.0
 FAMILIAR_CAP = -2.0
 
 
-def _familiar_session(alert: AlertFacts, fields: list[Field]) -> list[Signal]:
+def _familiar_session(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Context, not an explanation: it argues against a stolen identity, not for the activity being allowed."""
     familiar = [field for field in values(fields, *FAMILIAR_KEYS) if field.value.strip().lower() == "true"]
     if not familiar:

@@ -6,7 +6,6 @@ account — not merely counted; the same artefact on other machines still means 
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import replace
 
@@ -15,7 +14,7 @@ from vigil.ai.builtin.patterns import CLOUD_AGENTS, NETWORK_PROCESSES, SCRIPT_PR
 from vigil.ai.builtin.rules.alert import HIGH_VALUE_TAG, TESTING_TAG, VENDOR_AUTHORISED, VENDOR_WRONG
 from vigil.ai.builtin.signals import Explains, Signal
 from vigil.ai.schemas import AlertFacts, Evidence
-from vigil.investigations.entities import Entities
+from vigil.investigations.entities import Entities, is_public_ip
 
 SPREAD_WIDE = 5
 METADATA_ALERT = re.compile(r"metadata|imds|instance credential|credential exfiltration", re.IGNORECASE)
@@ -122,49 +121,31 @@ def _scaled(signal: Signal, scale: float) -> Signal:
 
 
 def _unusual_connections(item: Evidence, rows: list[dict[str, object]], key: str) -> list[Signal]:
-    """A script host or LOLBin talking to a public address is how downloads and C2 look."""
+    """A process that has no business on the internet talking to a public address: a script host or LOLBin
+    (downloads, C2) weighs 2.0, any other non-network process 1.0; the strongest row is cited."""
+    best: tuple[float, int, str, str] | None = None
     for index, row in enumerate(rows):
         remote = read.raw(row, "RemoteIP")
         process = read.raw(row, "InitiatingProcessFileName").lower()
-        if not remote or not process or not _is_public(remote):
+        if not remote or not process or process in NETWORK_PROCESSES or not is_public_ip(remote):
             continue
-        if process in SCRIPT_PROCESSES:
-            finding = f"{process} connected to the external address {remote}"
-            return [
-                _cite(
-                    item,
-                    "N1",
-                    2.0,
-                    finding,
-                    f"{key}[{index}].InitiatingProcessFileName",
-                    f"{process} -> {remote}",
-                    entities=(remote,),
-                )
-            ]
-    for index, row in enumerate(rows):
-        remote = read.raw(row, "RemoteIP")
-        process = read.raw(row, "InitiatingProcessFileName").lower()
-        if remote and process and _is_public(remote) and process not in NETWORK_PROCESSES:
-            finding = f"Unusual process {process} connected to the external address {remote}"
-            return [
-                _cite(
-                    item,
-                    "N1",
-                    1.0,
-                    finding,
-                    f"{key}[{index}].InitiatingProcessFileName",
-                    f"{process} -> {remote}",
-                    entities=(remote,),
-                )
-            ]
-    return []
+        points = 2.0 if process in SCRIPT_PROCESSES else 1.0
+        if best is None or points > best[0]:
+            best = (points, index, process, remote)
+    if best is None:
+        return []
+    points, index, process, remote = best
+    prefix = "" if points == 2.0 else "Unusual process "
+    finding = f"{prefix}{process} connected to the external address {remote}"
+    locator = f"{key}[{index}].InitiatingProcessFileName"
+    return [_cite(item, "N1", points, finding, locator, f"{process} -> {remote}", entities=(remote,))]
 
 
 def _volume(item: Evidence, rows: list[dict[str, object]], key: str) -> list[Signal]:
     for index, row in enumerate(rows):
         for field in ("SentBytes", "BytesSent", "UploadedBytes", "TotalBytesSent"):
             text = read.raw(row, field)
-            if text.isascii() and text.isdigit() and int(text) >= EXFIL_BYTES:
+            if read.is_count(text) and int(text) >= EXFIL_BYTES:
                 remote = read.raw(row, "RemoteIP") or read.raw(row, "RemoteUrl")
                 finding = f"{int(text) // (1024 * 1024)} MB sent out" + (f" to {remote}" if remote else "")
                 return [
@@ -173,13 +154,6 @@ def _volume(item: Evidence, rows: list[dict[str, object]], key: str) -> list[Sig
                     )
                 ]
     return []
-
-
-def _is_public(value: str) -> bool:
-    try:
-        return ipaddress.ip_address(value).is_global
-    except ValueError:
-        return False
 
 
 def _spread(item: Evidence, rows: list[dict[str, object]], entities: Entities) -> list[Signal]:

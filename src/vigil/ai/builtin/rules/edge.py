@@ -87,6 +87,7 @@ def audit_changes(attributed: bool) -> SkillRule:
 
     def rule(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
         entries = read.records(item.output)
+        changes = assess(entries)
         weight = 1.0 if attributed else 0.5
         signals = [
             Signal.from_step(
@@ -98,9 +99,9 @@ def audit_changes(attributed: bool) -> SkillRule:
                 describe(change.entry),
                 entities=_actor(change.entry),
             )
-            for change in assess(entries)
+            for change in changes
         ]
-        signals.extend(several_weakened(assess(entries), item.step_name, item.skill_id))
+        signals.extend(_several_weakened(item, changes))
         if attributed and entries and not signals:
             finding = f"The actor's {len(entries)} recent Cloudflare change(s) weaken no security setting"
             quote = "; ".join(describe(entry) for entry in entries[:3])
@@ -110,15 +111,13 @@ def audit_changes(attributed: bool) -> SkillRule:
     return rule
 
 
-def several_weakened(changes: list[ChangeFinding], source: str, skill_id: str | None) -> list[Signal]:
+def _several_weakened(item: Evidence, changes: list[ChangeFinding]) -> list[Signal]:
     """More than one control turned down at once is a campaign, not a tweak."""
     weakened = next((change for change in changes if change.rule == "C2"), None)
     if weakened is None or weakened.count < SEVERAL:
         return []
     finding = f"{weakened.count} security controls were turned down together"
-    return [
-        Signal(rule="C9", points=1.0, finding=finding, source=source, skill_id=skill_id, quote=describe(weakened.entry))
-    ]
+    return [Signal.from_step(item, "C9", 1.0, finding, f"entries[{weakened.index}]", describe(weakened.entry))]
 
 
 def external_actor(entry: dict[str, object]) -> str | None:
