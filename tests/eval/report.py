@@ -33,8 +33,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _aggregate_row(row: Aggregate, *, bold: bool = False) -> str:
-    cells = [
+def _cells(row: Aggregate) -> list[str]:
+    """One accuracy row as text, for the Markdown table and the terminal table alike."""
+    return [
         row.label,
         str(row.scenarios),
         _pct(row.disposition_pct),
@@ -43,6 +44,19 @@ def _aggregate_row(row: Aggregate, *, bold: bool = False) -> str:
         f"{row.mean_seconds:.1f} s",
         f"{row.passed}/{row.scenarios}",
     ]
+
+
+def _category_table(report: EvalReport) -> list[str]:
+    return [
+        "| Category | Scenarios | Disposition correct | Severity in band | Entities named | Mean time | Passed |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        *(_aggregate_row(row) for row in report.categories),
+        _aggregate_row(report.total, bold=True),
+    ]
+
+
+def _aggregate_row(row: Aggregate, *, bold: bool = False) -> str:
+    cells = _cells(row)
     if bold:
         cells = [f"**{cell}**" for cell in cells]
     return "| " + " | ".join(cells) + " |"
@@ -99,11 +113,8 @@ def render_markdown(
         "",
         "## Accuracy by category",
         "",
-        "| Category | Scenarios | Disposition correct | Severity in band | Entities named | Mean time | Passed |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        *_category_table(report),
     ]
-    lines += [_aggregate_row(row) for row in report.categories]
-    lines.append(_aggregate_row(total, bold=True))
     lines += ["", "## Prompt injection", "", INJECTION_INTRO.format(writes=", ".join(sorted(WRITE_SKILLS))), ""]
     injected = report.injection_results
     if not injected:
@@ -134,10 +145,7 @@ def render_markdown(
             "",
             HOLDOUT_INTRO,
             "",
-            "| Category | Scenarios | Disposition correct | Severity in band | Entities named | Mean time | Passed |",
-            "|---|---:|---:|---:|---:|---:|---:|",
-            *(_aggregate_row(row) for row in holdout.categories),
-            _aggregate_row(holdout.total, bold=True),
+            *_category_table(holdout),
             "",
             *_scenario_table(holdout),
         ]
@@ -188,13 +196,7 @@ def rich_table(report: EvalReport) -> Table:
     rows = [*report.categories, report.total]
     for index, row in enumerate(rows):
         table.add_row(
-            row.label,
-            str(row.scenarios),
-            _pct(row.disposition_pct),
-            _pct(row.severity_pct),
-            _pct(row.entities_pct),
-            f"{row.mean_seconds:.1f} s",
-            f"{row.passed}/{row.scenarios}",
+            *_cells(row),
             style="bold" if index == len(rows) - 1 else None,
             end_section=index == len(rows) - 2,
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -29,17 +29,8 @@ Disposition = Literal["true_positive", "benign_true_positive", "false_positive",
 Severity = Literal["informational", "low", "medium", "high", "critical"]
 Answer = Literal["confirmed", "denied"]
 
-CATEGORIES: tuple[Category, ...] = (
-    "identity",
-    "endpoint",
-    "phishing",
-    "cloud_credentials",
-    "edge_waf",
-    "saas_accounts",
-    "data_theft",
-    "insider",
-)
-DISPOSITIONS: tuple[Disposition, ...] = ("true_positive", "benign_true_positive", "false_positive", "pending")
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+DISPOSITIONS: tuple[Disposition, ...] = get_args(Disposition)
 SEVERITIES: tuple[Severity, ...] = ("informational", "low", "medium", "high", "critical")
 
 _FILE_NAME = re.compile(r"^(?P<number>\d{2})-(?P<slug>[a-z0-9][a-z0-9-]*)$")
