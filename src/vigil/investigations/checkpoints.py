@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 
 from vigil.alerts.service import add_timeline_event
 from vigil.db.base import epoch_now
+from vigil.durations import human_duration
 from vigil.integrations.slack import inbound
 from vigil.integrations.slack.checkpoint import CheckpointButton, Decision, decision_from_reply
 from vigil.integrations.slack.skills import ChatCheckpointOutput
@@ -84,10 +85,8 @@ def resolve_timeout(
     organization = session.get(Organization, organization_uuid)
     if organization is not None and organization.checkpoint_timeout_seconds is not None:
         return CheckpointTimeout(organization.checkpoint_timeout_seconds, TimeoutSource.ORGANIZATION)
-    service_wide = orgs_service.service_checkpoint_timeout(session)
-    if service_wide is not None:
-        return CheckpointTimeout(service_wide, TimeoutSource.SERVICE)
-    return CheckpointTimeout(environment_seconds, TimeoutSource.ENVIRONMENT)
+    seconds, source = orgs_service.default_checkpoint_timeout(session, environment_seconds)
+    return CheckpointTimeout(seconds, TimeoutSource(source))
 
 
 def recorded_timeout(row: ChatCheckpoint, resolved: CheckpointTimeout) -> CheckpointTimeout:
@@ -176,7 +175,7 @@ def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpoi
         session,
         row,
         "checkpoint_asked",
-        f"Asked {row.asked_email} in Slack to confirm the activity; waiting up to {_duration(timeout_seconds)}.",
+        f"Asked {row.asked_email} in Slack to confirm the activity; waiting up to {human_duration(timeout_seconds)}.",
     )
     early = _take_early_answer(session, row)
     if early is None:
@@ -517,14 +516,6 @@ def _slack_ts(value: str | None) -> Decimal:
 
 def _slack_label(name: str, user_id: str) -> str:
     return f"{name} ({user_id})" if name else user_id
-
-
-def _duration(seconds: int) -> str:
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600} h"
-    if seconds % 60 == 0:
-        return f"{seconds // 60} min"
-    return f"{seconds} s"
 
 
 def _timeline(session: Session, row: ChatCheckpoint, kind: str, message: str) -> None:

@@ -142,6 +142,13 @@ def service_checkpoint_timeout(session: Session) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def default_checkpoint_timeout(session: Session, environment_seconds: int) -> tuple[int, str]:
+    """The wait every organization without its own override gets, and where it comes from: the console's
+    service-wide setting ("service") or `VIGIL_CHECKPOINT_TIMEOUT_SECONDS` ("environment")."""
+    stored = service_checkpoint_timeout(session)
+    return (stored, "service") if stored is not None else (environment_seconds, "environment")
+
+
 def set_service_checkpoint_timeout(session: Session, seconds: int | None, *, actor: str) -> None:
     """Set (or, with None, remove) the service-wide Chat Checkpoint wait; two admins saving at once both land."""
     check_checkpoint_timeout(seconds, "checkpoint_timeout_seconds")

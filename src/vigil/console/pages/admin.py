@@ -7,16 +7,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
-from sqlalchemy.orm import Session
 
 from vigil.auth import service as auth_service
 from vigil.console.deps import AdminDep
 from vigil.console.rendering import render
+from vigil.durations import human_duration
 from vigil.errors import NotFound, ValidationFailed, VigilError
 from vigil.orgs import service as orgs_service
 from vigil.orgs.schemas import MAX_NAME_LENGTH
 from vigil.playbooks.schemas import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
-from vigil.settings import Settings
 from vigil.web.deps import DbDep
 
 router = APIRouter()
@@ -97,7 +96,7 @@ def _organization_edit_page(
     with db.read() as session:
         organization = orgs_service.get_organization(session, code)
         own = organization.checkpoint_timeout_seconds
-        inherited, source = _service_default(session, db.settings)
+        inherited, source = orgs_service.default_checkpoint_timeout(session, db.settings.checkpoint_timeout_seconds)
         context = {
             "organization": organization,
             "name": organization.name if name is None else name,
@@ -347,14 +346,6 @@ def parse_timeout(value: str) -> int | None:
     return int(value.strip())
 
 
-def human_duration(seconds: int) -> str:
-    """900 → "15 min", 5400 → "1 h 30 min", 45 → "45 s"."""
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{hours} h" if hours else "", f"{minutes} min" if minutes else "", f"{secs} s" if secs else ""]
-    return " ".join(part for part in parts if part) or "0 s"
-
-
 def _parse_days(value: str) -> int | None:
     if not value.strip():
         return None
@@ -386,20 +377,13 @@ def revoke_api_key(request: Request, identity: AdminDep, db: DbDep, key_uuid: st
 # Service-wide settings -------------------------------------------------------------------------------------------
 
 
-def _service_default(session: Session, settings: Settings) -> tuple[int, str]:
-    """The service-wide checkpoint timeout and where it comes from (the console's setting or the environment)."""
-    stored = orgs_service.service_checkpoint_timeout(session)
-    if stored is not None:
-        return stored, "service"
-    return settings.checkpoint_timeout_seconds, "environment"
-
-
 def _settings_page(
     request: Request, db: DbDep, *, timeout: str | None = None, status_code: int = 200, **extra: Any
 ) -> Response:
     settings = db.settings
     with db.read() as session:
         stored = orgs_service.service_checkpoint_timeout(session)
+        effective, _ = orgs_service.default_checkpoint_timeout(session, settings.checkpoint_timeout_seconds)
         changed = orgs_service.service_setting_changed(session, orgs_service.CHECKPOINT_TIMEOUT_KEY)
         overrides = [
             (o.organization_code, o.name, human_duration(o.checkpoint_timeout_seconds))
@@ -409,7 +393,7 @@ def _settings_page(
         context = {
             "timeout": ("" if stored is None else str(stored)) if timeout is None else timeout,
             "timeout_set": stored is not None,
-            "timeout_effective": human_duration(stored if stored is not None else settings.checkpoint_timeout_seconds),
+            "timeout_effective": human_duration(effective),
             "environment_timeout": settings.checkpoint_timeout_seconds,
             "environment_timeout_human": human_duration(settings.checkpoint_timeout_seconds),
             "changed_at": changed.modified_at if changed else None,
