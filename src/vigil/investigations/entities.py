@@ -413,7 +413,7 @@ def _walk(document: object) -> Iterator[tuple[str, str, Role, str]]:
         key, parent, floor, node = stack.pop()
         if isinstance(node, dict):
             for child_key, child in reversed(node.items()):
-                name = _normalize_key(str(child_key))
+                name = normalize_key(str(child_key))
                 stack.append((name, key, max(floor, _key_floor(name)), child))
         elif isinstance(node, list):
             stack.extend((key, parent, floor, item) for item in reversed(node))
@@ -424,7 +424,8 @@ def _walk(document: object) -> Iterator[tuple[str, str, Role, str]]:
 _KEY_NOISE_RE = re.compile(r"[\s_.\-]")
 
 
-def _normalize_key(key: str) -> str:
+def normalize_key(key: str) -> str:
+    """``userPrincipalName``, ``user_principal_name`` and ``User Principal.Name`` are one key."""
     return _KEY_NOISE_RE.sub("", key.lower())
 
 
@@ -575,7 +576,7 @@ class _Collector:
         Typed, but never a subject: in a free-text alert anyone who wrote the text could have written the pair.
         """
         for match in _KEY_VALUE_RE.finditer(text):
-            key = _normalize_key(match.group(1))
+            key = normalize_key(match.group(1))
             self.add_keyed(_FREE_TEXT_KEY_ALIASES.get(key, key), "", Role.RELATED, match.group(2))
 
     def scan_text(

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from vigil.investigations.entities import normalize_key
+
 MAX_FIELDS = 5_000
 #: Classification, drafting and analysis all read the same body; a few recent bodies are kept parsed.
 CACHED_BODIES = 8
@@ -23,10 +25,6 @@ class Field:
     key: str  # lower-cased, without ``_ - .`` and spaces: ``processCommandLine`` -> ``processcommandline``
     parent: str  # the enclosing object's key, normalized the same way
     value: str
-
-
-def normalize_key(key: str) -> str:
-    return "".join(ch for ch in key.lower() if ch not in "_-. ")
 
 
 @lru_cache(maxsize=CACHED_BODIES)
