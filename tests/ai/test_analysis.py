@@ -1693,3 +1693,30 @@ def test_an_okta_behaviour_marked_negative_is_not_a_sign_in_risk() -> None:
 
     findings = [finding for finding in analysis.key_findings if finding.startswith("[S1]")]
     assert findings == ["[S1] Sign-in risk: new device for the user (+1.0)"]
+
+
+#: What a new user's first alert looks like: the type says a control went down, the body only names the actor.
+UNVERIFIED_WAF_DISABLED = alerts.alert(
+    "cloudflare", "WAF rule disabled", '{"actor": {"email": "jane@acme.example", "ip": "203.0.113.7"}}'
+)
+
+
+def test_a_reported_weakening_nothing_verifies_is_a_medium_true_positive_not_benign() -> None:
+    analysis = _analyze(UNVERIFIED_WAF_DISABLED, [RELATED_NONE])
+
+    assert (analysis.disposition, analysis.severity) == (Disposition.TRUE_POSITIVE, Severity.MEDIUM)
+    claim = _cited(analysis, "C2")
+    assert (claim.locator, claim.quote, claim.points) == ("alert_type", "WAF rule disabled", 2.0)
+
+
+def test_the_actor_confirming_a_reported_weakening_makes_it_a_benign_true_positive() -> None:
+    analysis = _analyze(UNVERIFIED_WAF_DISABLED, [RELATED_NONE, _answer("confirmed", "jane@acme.example")])
+
+    assert analysis.disposition is Disposition.BENIGN_TRUE_POSITIVE
+
+
+def test_the_audit_log_seeing_the_weakening_counts_instead_of_the_claim() -> None:
+    analysis = _analyze(UNVERIFIED_WAF_DISABLED, [_audit(WAF_OFF)])
+
+    counted = [c for c in analysis.citations if c.rule == "C2" and c.points]
+    assert [(c.source, c.points) for c in counted] == [("Cloudflare: changes by the actor", 2.5)]

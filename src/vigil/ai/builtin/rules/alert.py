@@ -627,6 +627,7 @@ def _own_data(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     return []
 
 
+CLAIMED_WEAKENING_POINTS = 2.0
 CLAIMS_WEAKENING = re.compile(r"disabled|turned off|set to off|\boff\b|lowered|deleted|removed|paused|bypass")
 
 
@@ -643,6 +644,19 @@ def _reported_changes(alert: AlertFacts) -> list[Signal]:
         )
         for change in edge.assess(entries)
     ]
+    if not entries and CLAIMS_WEAKENING.search(alert.alert_type.lower()):
+        # The vendor says a control was turned down and nothing here shows otherwise: the same fact as C2, at
+        # the weight of a claim; an audit-log step that sees the change itself counts instead (once).
+        finding = f"The alert reports a security control turned down ('{alert.alert_type}'), not yet verified"
+        signals.append(
+            Signal(
+                rule="C2",
+                points=CLAIMED_WEAKENING_POINTS,
+                finding=finding,
+                locator="alert_type",
+                quote=alert.alert_type,
+            )
+        )
     outsider = next((actor for actor in map(edge.external_actor, entries) if actor), None)
     if outsider and signals:
         finding = f"The change was made by {outsider}, an account outside the zone's own domain"
