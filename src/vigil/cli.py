@@ -600,12 +600,13 @@ def eval_command(
     """
     from vigil.ai.errors import UnsupportedModelError
     from vigil.ai.factory import get_investigator
+    from vigil.orgs.ai_model import service_choice
 
     settings = get_settings()
     configure_logging(settings.log_format, "WARNING")
     chosen_model = model or settings.ai_model
     try:
-        get_investigator(chosen_model)
+        get_investigator(service_choice(settings.model_copy(update={"ai_model": chosen_model})))
     except UnsupportedModelError as error:
         console.print(f"[red]error[/red]: investigator model {chosen_model!r} is not supported: {error}")
         raise typer.Exit(2) from error

@@ -47,7 +47,33 @@ class Settings(BaseSettings):
     edge_api_url: str = "https://api.cloudflare.com"
     chat_api_url: str = "https://slack.com/api"
 
-    ai_model: str = Field(default="builtin", description="`builtin` (offline rule-based analyst) or a model string.")
+    ai_model: str = Field(
+        default="builtin",
+        description="`builtin` (offline rule-based analyst) or a pydantic-ai model string: `openai:<model>`, "
+        "`openai-chat:<model>` (Chat Completions; vLLM, Ollama, LiteLLM), `anthropic:<model>`.",
+    )
+    ai_base_url: str | None = Field(
+        default=None, description="Base URL of an OpenAI-compatible (or Anthropic) server, e.g. http://gpu:8000/v1."
+    )
+    ai_api_key: SecretStr | None = Field(
+        default=None, description="Key for the model's API; default: the provider's own environment variable."
+    )
+    ai_request_timeout_seconds: float = Field(default=60.0, gt=0, description="Upper bound for one model request.")
+    ai_max_retries: int = Field(
+        default=3, ge=0, le=10, description="Re-tries of a model request after a 429, 5xx or timeout (with backoff)."
+    )
+    ai_retry_backoff_seconds: float = Field(
+        default=2.0, ge=0, description="First wait before a model re-try (doubles; a Retry-After header wins)."
+    )
+    ai_max_tool_calls: int = Field(
+        default=8, ge=0, le=100, description="Follow-up skill calls the model may make in one investigation."
+    )
+    ai_max_tokens: int = Field(
+        default=200_000, ge=1000, description="Input + output tokens one investigation (or one draft) may use."
+    )
+    ai_max_seconds: float = Field(
+        default=300.0, gt=0, description="Wall time one model conversation (draft or analysis) may take."
+    )
     worker_concurrency: int = Field(default=8, ge=1, description="Investigations one process runs at once.")
     queue_poll_seconds: float = Field(default=0.2, gt=0, description="How often workers look for queued work.")
     max_auto_retries: int = Field(default=2, ge=0, description="Automatic re-runs after a transient failure.")

@@ -1,4 +1,4 @@
-"""Choosing the investigator from VIGIL_AI_MODEL."""
+"""Choosing the investigator from VIGIL_AI_MODEL (or an organization's override)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,58 @@ from vigil.ai.builtin import BuiltinInvestigator
 from vigil.ai.errors import UnsupportedModelError
 from vigil.ai.factory import get_investigator
 from vigil.ai.investigator import Investigator
+from vigil.ai.llm.investigator import LlmInvestigator
+from vigil.orgs.ai_model import choice
 
 
 @pytest.mark.parametrize("model", ["builtin", " Builtin "])
 def test_builtin_model_gives_the_rule_based_analyst(model: str) -> None:
-    investigator: Investigator = get_investigator(model)
+    investigator: Investigator = get_investigator(choice(model, None, None))
 
     assert isinstance(investigator, BuiltinInvestigator)
 
 
-@pytest.mark.parametrize("model", ["openai:gpt-4o", "anthropic:claude-sonnet-4", ""])
-def test_llm_models_raise_a_typed_error_until_they_are_supported(model: str) -> None:
+@pytest.mark.parametrize(
+    ("model", "base_url", "key"),
+    [
+        ("openai:gpt-4.1", None, "sk-test"),
+        ("openai-chat:llama3", "http://127.0.0.1:9/v1", None),  # a local server needs no key
+        ("anthropic:claude-sonnet-4-5", None, "sk-ant-test"),
+    ],
+)
+def test_pydantic_ai_model_strings_give_an_llm_investigator(model: str, base_url: str | None, key: str | None) -> None:
+    investigator = get_investigator(choice(model, base_url, key))
+
+    assert isinstance(investigator, LlmInvestigator)
+    assert investigator.model == model
+    investigator.close()
+
+
+@pytest.mark.parametrize(
+    ("model", "reason"),
+    [
+        ("gpt-4o", "Unknown model"),  # no provider prefix
+        ("nosuchprovider:x", "Unknown provider"),
+        ("", "Unknown model"),
+    ],
+)
+def test_unusable_models_raise_a_typed_error(model: str, reason: str) -> None:
     with pytest.raises(UnsupportedModelError) as raised:
-        get_investigator(model)
+        get_investigator(choice(model, None, None))
 
     assert raised.value.code == "unsupported_ai_model"
-    assert raised.value.model == model
-    assert "later release" in str(raised.value)
+    assert reason in str(raised.value)
+
+
+def test_a_hosted_model_without_a_key_is_refused_and_names_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    for model in ("openai:gpt-4.1", "anthropic:claude-sonnet-4-5"):
+        with pytest.raises(UnsupportedModelError) as raised:
+            get_investigator(choice(model, None, None))
+        assert "VIGIL_AI_API_KEY" in str(raised.value)
+
+
+def test_the_key_never_appears_in_a_choice_repr() -> None:
+    secret = "sk-live-do-not-print"
+    assert secret not in repr(choice("openai:gpt-4.1", None, secret))

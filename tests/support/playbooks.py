@@ -22,7 +22,8 @@ def install_playbook(
             organization_code=organization.organization_code,
             alert_provider=alert_provider,
             alert_type=alert_type,
-            draft=lambda: definition,
+            definition=definition,
             actor="test",
         )
+        assert ref is not None
         return ref.playbook_uuid

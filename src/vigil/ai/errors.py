@@ -10,13 +10,13 @@ class AIError(Exception):
 
 
 class UnsupportedModelError(AIError):
-    """`VIGIL_AI_MODEL` names a model this build cannot run."""
+    """`VIGIL_AI_MODEL` (or an organization's override) names a model this build cannot run."""
 
     code = "unsupported_ai_model"
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, reason: str) -> None:
         super().__init__(
-            f"VIGIL_AI_MODEL={model!r} is not supported yet: only 'builtin' is available in this version; "
-            "LLM models (openai:…, anthropic:…, OpenAI-compatible endpoints) arrive in a later release."
+            f"AI model {model!r} cannot be used: {reason}. Use 'builtin', 'openai:<model>', "
+            "'openai-chat:<model>' (any OpenAI-compatible server with VIGIL_AI_BASE_URL) or 'anthropic:<model>'."
         )
         self.model = model

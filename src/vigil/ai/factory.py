@@ -1,16 +1,52 @@
-"""Pick the investigator for the configured `VIGIL_AI_MODEL`."""
+"""Pick the investigator for a model choice: the built-in analyst, or a pydantic-ai model."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
+
+from pydantic import BaseModel
+
 from vigil.ai.builtin import BuiltinInvestigator
-from vigil.ai.errors import UnsupportedModelError
+from vigil.ai.builtin.investigator import BUILTIN_MODEL
 from vigil.ai.investigator import Investigator
+from vigil.ai.llm.config import Limits, ModelChoice
+from vigil.ai.llm.investigator import LlmInvestigator
 
-BUILTIN_MODEL = "builtin"
+
+def is_builtin(model: str) -> bool:
+    return model.strip().lower() == BUILTIN_MODEL
 
 
-def get_investigator(model: str) -> Investigator:
-    """The builtin analyst for ``builtin``; any other model string raises `UnsupportedModelError` for now."""
-    if model.strip().lower() == BUILTIN_MODEL:
+def get_investigator(
+    choice: ModelChoice, limits: Limits | None = None, skill_inputs: Mapping[str, type[BaseModel]] | None = None
+) -> Investigator:
+    """The built-in analyst for `builtin`; an LLM investigator otherwise (`UnsupportedModelError` if unusable)."""
+    if is_builtin(choice.model):
         return BuiltinInvestigator()
-    raise UnsupportedModelError(model)
+    return LlmInvestigator(choice, limits or Limits(), skill_inputs or {})
+
+
+class Investigators:
+    """One investigator per model choice, built on first use and kept (clients and their pools are reused)."""
+
+    def __init__(self, limits: Limits, skill_inputs: Mapping[str, type[BaseModel]]) -> None:
+        self._limits = limits
+        self._skill_inputs = skill_inputs
+        self._by_choice: dict[ModelChoice, Investigator] = {}
+        self._lock = threading.Lock()
+
+    def for_choice(self, choice: ModelChoice) -> Investigator:
+        with self._lock:
+            investigator = self._by_choice.get(choice)
+            if investigator is None:
+                investigator = get_investigator(choice, self._limits, self._skill_inputs)
+                self._by_choice[choice] = investigator
+            return investigator
+
+    def close(self) -> None:
+        with self._lock:
+            for investigator in self._by_choice.values():
+                if isinstance(investigator, LlmInvestigator):
+                    investigator.close()
+            self._by_choice.clear()

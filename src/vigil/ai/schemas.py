@@ -85,6 +85,8 @@ class AvailableSkill(BaseModel):
     skill_id: str
     integration_id: str
     writes: bool = False
+    purpose: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=dict, description="JSON schema of the skill's inputs.")
 
 
 class Evidence(BaseModel):
@@ -130,4 +132,8 @@ class Analysis(BaseModel):
     citations: list[Citation] = []
     decisive_entities: list[str] = Field(
         default=[], description="The users, hosts, addresses, hashes or domains the verdict turned on."
+    )
+    model: str = Field(default="builtin", description="Who wrote it: `builtin` or the model string.")
+    fallback_reason: str | None = Field(
+        default=None, description="Why the built-in analyst finished the investigation instead of the model."
     )

@@ -40,6 +40,9 @@ class Case(Base):
     recommended_actions: Mapped[str] = mapped_column(Text, default="[]")
     # The evidence behind the verdict: JSON list of vigil.ai.schemas.Citation.
     citations: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
+    # Who wrote the verdict (`builtin` or a model string), and why the built-in analyst finished instead.
+    ai_model: Mapped[str | None] = mapped_column(String(200))
+    ai_fallback_reason: Mapped[str | None] = mapped_column(Text)
     assignee: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[int] = mapped_column(BigInteger)
     modified_at: Mapped[int] = mapped_column(BigInteger)

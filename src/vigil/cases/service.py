@@ -57,6 +57,8 @@ def open_case_for_alert(
         "findings": json.dumps(analysis.key_findings),
         "recommended_actions": json.dumps(analysis.recommended_actions),
         "citations": json.dumps([citation.model_dump(mode="json") for citation in analysis.citations]),
+        "ai_model": analysis.model,
+        "ai_fallback_reason": analysis.fallback_reason,
         "modified_at": now,
     }
     if case is not None:
@@ -87,8 +89,10 @@ def open_case_for_alert(
         case.case_uuid,
         "opened",
         f"AI verdict {analysis.verdict.value}, severity {analysis.severity.value}, proposed disposition "
-        f"{analysis.disposition.value} (confidence {analysis.confidence:.2f})",
+        f"{analysis.disposition.value} (confidence {analysis.confidence:.2f}) by {analysis.model}",
     )
+    if analysis.fallback_reason:
+        _event(session, case.case_uuid, "ai_fallback", f"The built-in analyst finished: {analysis.fallback_reason}")
     return case
 
 

@@ -23,7 +23,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from vigil import __version__
-from vigil.ai.factory import get_investigator
+from vigil.ai.factory import Investigators
+from vigil.ai.llm.config import Limits
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.alerts.service import transition
@@ -31,9 +32,10 @@ from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.errors import Conflict
 from vigil.integrations.bridge import AsyncBridge
+from vigil.integrations.secrets import SecretBox
 from vigil.investigations.models import WorkerHeartbeat
 from vigil.investigations.service import workflow_id_for
-from vigil.investigations.steps import ConnectionResolver, StepPolicy, StepRunner
+from vigil.investigations.steps import ConnectionResolver, StepPolicy, StepRunner, playbook_skill_inputs
 from vigil.investigations.workflow import (
     CHECKPOINT_SLICE_SECONDS,
     QUEUE_NAME,
@@ -42,6 +44,7 @@ from vigil.investigations.workflow import (
     enqueue_attempt,
     install_runtime,
 )
+from vigil.orgs.ai_model import choice_for, service_choice
 from vigil.settings import Settings
 
 logger = logging.getLogger("vigil.engine")
@@ -60,16 +63,23 @@ class Engine:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._bridge: AsyncBridge | None = None
+        self._investigators: Investigators | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> None:
         self._claim_executor_id()
+        self._investigators = Investigators(Limits.from_settings(self.settings), playbook_skill_inputs())
+        self._investigators.for_choice(service_choice(self.settings))  # an unusable model fails the start
         self._bridge = AsyncBridge()
+        box = SecretBox.from_settings(self.settings)
         install_runtime(
             EngineRuntime(
                 db=self.db,
-                investigator=get_investigator(self.settings.ai_model),
+                investigators=self._investigators,
+                model_choice=lambda session, organization_uuid: choice_for(
+                    session, organization_uuid, self.settings, box
+                ),
                 steps=StepRunner(
                     db=self.db,
                     bridge=self._bridge,
@@ -118,6 +128,8 @@ class Engine:
         if not WAITING_AT_CHECKPOINTS.wait_until_none(CHECKPOINT_SLICE_SECONDS + 5):
             logger.warning("a workflow waiting at a chat checkpoint did not stop in time")
         install_runtime(None)
+        if self._investigators is not None:
+            self._investigators.close()
         if self._bridge is not None:
             self._bridge.close()
         logger.info("engine stopped executor_id=%s", self.executor_id)

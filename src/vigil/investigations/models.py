@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vigil.db.base import AutoIncrementId, Base
@@ -136,3 +136,33 @@ class ChatEarlyAnswer(Base):
         Index("ix_chat_early_answers_checkpoint_uuid", "checkpoint_uuid"),
         Index("ix_chat_early_answers_reply", "connection_uuid", "user_id", "channel_id"),
     )
+
+
+class AiExchange(Base):
+    """One model request or tool call of an investigation's AI (the audit trail shown on the case).
+
+    Unique per (alert, attempt, stage, seq): a call replayed after a crash overwrites its row.
+    """
+
+    __tablename__ = "ai_exchanges"
+
+    id: Mapped[int] = mapped_column(AutoIncrementId, primary_key=True, autoincrement=True)
+    alert_uuid: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("alerts.alert_uuid", ondelete="CASCADE"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    stage: Mapped[str] = mapped_column(String(20))
+    seq: Mapped[int] = mapped_column(Integer)
+    organization_uuid: Mapped[uuid.UUID] = mapped_column(Uuid, index=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    model: Mapped[str] = mapped_column(String(200))
+    request: Mapped[str] = mapped_column(Text)
+    response: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    error_kind: Mapped[str | None] = mapped_column(String(40))
+    retries: Mapped[str] = mapped_column(Text, default="[]")
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    started_at: Mapped[float] = mapped_column(Float)
+    duration_ms: Mapped[int] = mapped_column(Integer, default=0)
+
+    __table_args__ = (UniqueConstraint("alert_uuid", "attempt", "stage", "seq"),)

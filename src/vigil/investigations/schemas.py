@@ -23,6 +23,8 @@ class InvestigationPlan(BaseModel):
     playbook_name: str
     playbook_version: int
     definition: PlaybookDefinition
+    #: Absent in plans recorded before organizations could choose their model; looked up then.
+    organization_uuid: uuid.UUID | None = None
 
     def template_context(self) -> dict[str, Any]:
         return {"alert": self.facts.model_dump(), "entities": self.entities.model_dump()}

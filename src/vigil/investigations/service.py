@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
 
-from sqlalchemy import select
+from pydantic import BaseModel
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import AlertFacts, Analysis, Evidence, EvidenceKind
+from vigil.ai.transcript import Exchange, ExchangeKind, Stage
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.alerts.service import get_alert, transition
@@ -18,10 +19,12 @@ from vigil.cases.service import open_case_for_alert
 from vigil.db.base import epoch_now
 from vigil.errors import Conflict
 from vigil.investigations.entities import Entities, extract_entities
-from vigil.investigations.models import InvestigationAttempt, InvestigationStep
+from vigil.investigations.models import AiExchange, InvestigationAttempt, InvestigationStep
 from vigil.investigations.schemas import InvestigationPlan, StepRecord
+from vigil.metrics import AiUsage
+from vigil.orgs.models import Organization
 from vigil.playbooks.schemas import PlaybookDefinition
-from vigil.playbooks.service import find_or_create
+from vigil.playbooks.service import find_existing, find_or_create
 
 ENGINE_ACTOR = "vigil:engine"
 
@@ -83,13 +86,17 @@ def start_attempt(session: Session, alert_uuid: uuid.UUID, attempt: int) -> bool
     return True
 
 
-def prepare(
-    session: Session,
-    alert_uuid: uuid.UUID,
-    attempt: int,
-    draft: Callable[[AlertFacts, Entities], PlaybookDefinition],
-) -> InvestigationPlan:
-    """Extract entities and find (or have the AI draft) this alert type's playbook."""
+class PrepareContext(BaseModel):
+    """What drafting needs to know, read before any write transaction opens."""
+
+    facts: AlertFacts
+    entities: Entities
+    organization_uuid: uuid.UUID
+    has_playbook: bool
+
+
+def load_for_prepare(session: Session, alert_uuid: uuid.UUID) -> PrepareContext:
+    """The alert's facts and entities, and whether its type already has a playbook (else it must be drafted)."""
     alert = session.get(Alert, _alert_pk(session, alert_uuid))
     if alert is None or alert.alert_type is None:
         raise AlertGone(str(alert_uuid))
@@ -100,32 +107,120 @@ def prepare(
         alert_content=alert.alert_content,
         alert_id=alert.alert_id,
     )
-    entities = extract_entities(alert.alert_content)
+    existing = find_existing(session, alert.organization_uuid, alert.alert_provider, alert.alert_type)
+    return PrepareContext(
+        facts=facts,
+        entities=extract_entities(alert.alert_content),
+        organization_uuid=alert.organization_uuid,
+        has_playbook=existing is not None,
+    )
+
+
+def prepare(
+    session: Session,
+    context: PrepareContext,
+    alert_uuid: uuid.UUID,
+    attempt: int,
+    drafted: PlaybookDefinition | None,
+    note: str,
+) -> InvestigationPlan | None:
+    """Store the drafted playbook unless this type has one by now, and pin the attempt to a playbook version.
+
+    None when the type has no playbook and nothing was drafted (it was deleted after `load_for_prepare` looked):
+    the caller drafts and comes back.
+    """
+    alert = session.get(Alert, _alert_pk(session, alert_uuid))
+    if alert is None or alert.alert_type is None:
+        raise AlertGone(str(alert_uuid))
     playbook = find_or_create(
         session,
         organization_uuid=alert.organization_uuid,
         organization_code=alert.organization_code,
         alert_provider=alert.alert_provider,
         alert_type=alert.alert_type,
-        draft=lambda: draft(facts, entities),
+        definition=drafted,
         actor="vigil:ai",
+        note=note,
     )
+    if playbook is None:
+        return None
     plan = InvestigationPlan(
         alert_uuid=alert_uuid,
         attempt=attempt,
-        facts=facts,
-        entities=entities,
+        facts=context.facts,
+        entities=context.entities,
         playbook_uuid=playbook.playbook_uuid,
         playbook_name=playbook.name,
         playbook_version=playbook.version,
         definition=playbook.definition,
+        organization_uuid=context.organization_uuid,
     )
     record = _attempt(session, alert_uuid, attempt)
     record.playbook_uuid = playbook.playbook_uuid
     record.playbook_version = playbook.version
-    record.entities = entities.model_dump_json()
+    record.entities = context.entities.model_dump_json()
     alert.investigator = playbook.name
     return plan
+
+
+def record_exchange(
+    session: Session, alert_uuid: uuid.UUID, attempt: int, seq: int, organization_uuid: uuid.UUID, exchange: Exchange
+) -> None:
+    """Upsert on (alert, attempt, stage, seq): a call re-executed after a crash leaves one row."""
+    row = session.scalar(
+        select(AiExchange).where(
+            AiExchange.alert_uuid == alert_uuid,
+            AiExchange.attempt == attempt,
+            AiExchange.stage == exchange.stage.value,
+            AiExchange.seq == seq,
+        )
+    )
+    if row is None:
+        row = AiExchange(
+            alert_uuid=alert_uuid,
+            attempt=attempt,
+            stage=exchange.stage.value,
+            seq=seq,
+            organization_uuid=organization_uuid,
+        )
+        session.add(row)
+    row.kind = exchange.kind.value
+    row.model = exchange.model
+    row.request = json.dumps(exchange.request, default=str)
+    row.response = json.dumps(exchange.response, default=str) if exchange.response is not None else None
+    row.error, row.error_kind = exchange.error, exchange.error_kind
+    row.retries = json.dumps(exchange.retries)
+    row.input_tokens, row.output_tokens, row.cost_usd = exchange.input_tokens, exchange.output_tokens, exchange.cost_usd
+    row.started_at, row.duration_ms = exchange.started_at, exchange.duration_ms
+
+
+def exchanges_of(session: Session, alert_uuid: uuid.UUID, attempt: int | None = None) -> list[Exchange]:
+    """An investigation's model requests and tool calls in order: drafting first, then the analysis.
+
+    Without `attempt`, every attempt's (a re-run's calls cost tokens too).
+    """
+    query = select(AiExchange).where(AiExchange.alert_uuid == alert_uuid)
+    if attempt is not None:
+        query = query.where(AiExchange.attempt == attempt)
+    rows = session.scalars(query.order_by(AiExchange.attempt, AiExchange.stage.desc(), AiExchange.seq))
+    return [
+        Exchange(
+            kind=ExchangeKind(row.kind),
+            stage=Stage(row.stage),
+            model=row.model,
+            request=json.loads(row.request),
+            response=json.loads(row.response) if row.response is not None else None,
+            error=row.error,
+            error_kind=row.error_kind,
+            retries=json.loads(row.retries),
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+            cost_usd=row.cost_usd,
+            started_at=row.started_at,
+            duration_ms=row.duration_ms,
+        )
+        for row in rows
+    ]
 
 
 def organization_of(session: Session, alert_uuid: uuid.UUID) -> uuid.UUID:
@@ -272,3 +367,34 @@ def request_retry(session: Session, principal: Principal, alert_ref: str) -> tup
             code="investigation_not_failed",
         )
     return alert, attempt
+
+
+def ai_usage(session: Session) -> tuple[list[AiUsage], list[tuple[str, str, int]]]:
+    """AI exchanges summed per organization, model, kind and outcome; and investigations per organization and
+    model (each attempt that made a model request counts once)."""
+    outcome = case((AiExchange.error_kind.is_(None), "ok"), else_=AiExchange.error_kind)
+    code = Organization.organization_code
+    joined = select(AiExchange).join(Organization, Organization.organization_uuid == AiExchange.organization_uuid)
+    rows = session.execute(
+        joined.with_only_columns(
+            code,
+            AiExchange.model,
+            AiExchange.kind,
+            outcome,
+            func.count(),
+            func.coalesce(func.sum(AiExchange.input_tokens), 0),
+            func.coalesce(func.sum(AiExchange.output_tokens), 0),
+            func.coalesce(func.sum(AiExchange.cost_usd), 0.0),
+        ).group_by(code, AiExchange.model, AiExchange.kind, outcome)
+    ).all()
+    usage = [AiUsage(r[0], r[1], r[2], r[3], int(r[4]), int(r[5]), int(r[6]), float(r[7])) for r in rows]
+    attempts = (
+        joined.with_only_columns(code.label("code"), AiExchange.model, AiExchange.alert_uuid, AiExchange.attempt)
+        .where(AiExchange.kind == ExchangeKind.MODEL.value)
+        .distinct()
+        .subquery()
+    )
+    counted = session.execute(
+        select(attempts.c.code, attempts.c.model, func.count()).group_by(attempts.c.code, attempts.c.model)
+    ).all()
+    return usage, [(r[0], r[1], int(r[2])) for r in counted]

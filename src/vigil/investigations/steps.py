@@ -104,6 +104,14 @@ class NoInputs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+NO_INPUTS = NoInputs.model_json_schema()
+#: What each of Vigil's own skills is for, as an AI investigator reads it in the catalog.
+INTERNAL_SKILL_PURPOSES: dict[str, str] = {
+    RELATED_SKILL_ID: "Other alerts of this organization that share this alert's subject users, hosts, "
+    "addresses or hashes (Vigil's own data; no inputs)."
+}
+
+
 def playbook_skill_inputs() -> dict[str, type[BaseModel]]:
     """Every skill a playbook step may name, with the model its inputs are checked against (API and console)."""
     models: dict[str, type[BaseModel]] = dict.fromkeys(INTERNAL_SKILLS, NoInputs)
@@ -205,6 +213,33 @@ class StepRunner:
                 time.sleep(self.policy.retry_backoff_seconds * (2**attempt))
         assert last_error is not None
         return self._failed(base, step, last_error.message, transient=last_error.transient)
+
+    def run_follow_up(self, plan: InvestigationPlan, skill_id: str, inputs: dict[str, str]) -> StepRecord:
+        """A read-only skill the AI asked for mid-analysis; its inputs are literal values, never templates."""
+        started, clock = epoch_now(), time.perf_counter()
+        step = SkillStep(name=f"Follow-up: {skill_id}", skill=skill_id)
+        base: dict[str, Any] = {
+            "position": -1,
+            "name": step.name,
+            "kind": "skill",
+            "skill_id": skill_id,
+            "inputs": inputs,
+            "started_at": started,
+        }
+        if skill_id in INTERNAL_SKILLS:
+            record = self._run_internal_skill(plan, step, base)
+        else:
+            try:
+                writes = get_skill(skill_id).writes
+            except UnknownSkillError:
+                return self._failed(base, step, f"Unknown skill {skill_id!r}", transient=False)
+            if writes:
+                return self._failed(
+                    base, step, f"Refused: {skill_id} changes systems; only a person may run it", transient=False
+                )
+            record = self._run_vendor_skill(plan, step, base, inputs)
+        record.duration_ms = int((time.perf_counter() - clock) * 1000)
+        return record
 
     # -- chat checkpoints ------------------------------------------------------------------------------
 

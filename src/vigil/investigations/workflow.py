@@ -8,25 +8,30 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from dbos import DBOS, SetWorkflowID
 from dbos._error import DBOSException  # not re-exported by dbos; the base of its own errors
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
+from sqlalchemy.orm import Session
 
-from vigil.ai.investigator import Investigator
-from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, EvidenceStatus
+from vigil.ai.factory import Investigators
+from vigil.ai.investigator import AiCalls, Drafted, Investigator
+from vigil.ai.llm.config import ModelChoice
+from vigil.ai.schemas import Analysis, AvailableSkill, EvidenceStatus
+from vigil.ai.transcript import Exchange
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.integrations.catalog import all_skills
 from vigil.integrations.slack.inbound import SLACK_INTEGRATION_ID
 from vigil.investigations import checkpoints, service
 from vigil.investigations.checkpoints import CHECKPOINT_TOPIC
-from vigil.investigations.entities import Entities
 from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, Progress, StepRecord
-from vigil.investigations.steps import INTERNAL_SKILLS, StepRunner, as_checkpoint
+from vigil.investigations.steps import INTERNAL_SKILL_PURPOSES, NO_INPUTS, StepRunner, as_checkpoint
 from vigil.playbooks.schemas import AnalyzeStep, PlaybookDefinition
 
 logger = logging.getLogger("vigil.engine")
@@ -35,6 +40,8 @@ QUEUE_NAME = "investigations"
 # long a stopping engine waits for its waiting workflows to notice (a DBOS recv cannot be interrupted).
 CHECKPOINT_SLICE_SECONDS = 15.0
 VIGIL_INTEGRATION = "vigil"
+#: Looking up, then storing, the playbook races only with its deletion; two rounds settle it.
+PLAN_ATTEMPTS = 2
 
 
 @dataclass
@@ -42,7 +49,9 @@ class EngineRuntime:
     """What workflow code needs, installed by the engine when it starts in this process."""
 
     db: Database
-    investigator: Investigator
+    investigators: Investigators
+    #: The organization's model (its override, else the service's); reads the database, never writes.
+    model_choice: Callable[[Session, uuid.UUID], ModelChoice]
     steps: StepRunner
     max_auto_retries: int
     retry_backoff_seconds: float
@@ -77,7 +86,7 @@ def investigate(alert_uuid_text: str, attempt: int) -> str | None:
         if not _start(alert_uuid_text, attempt):
             logger.info("attempt %s of %s is stale; nothing to do", attempt, alert_uuid_text)
             return None
-        return _run_from(_prepare(alert_uuid_text, attempt), 0, Progress())
+        return _run_from(_plan(alert_uuid_text, attempt), 0, Progress())
 
     return _guarded(alert_uuid_text, attempt, body)
 
@@ -205,29 +214,129 @@ def _start(alert_uuid_text: str, attempt: int) -> bool:
         return service.start_attempt(session, uuid.UUID(alert_uuid_text), attempt)
 
 
-@DBOS.step(name="vigil.prepare")
-def _prepare(alert_uuid_text: str, attempt: int) -> str:
+def _plan(alert_uuid_text: str, attempt: int) -> str:
+    """Find this alert type's playbook, or draft one (outside any write transaction: a model may think for a
+    minute) and store it; concurrent first alerts of a type still end with exactly one playbook."""
+    for _ in range(PLAN_ATTEMPTS):
+        context = service.PrepareContext.model_validate_json(_load(alert_uuid_text))
+        drafted = None if context.has_playbook else _draft(alert_uuid_text, attempt, context)
+        plan_json = _prepare(
+            alert_uuid_text,
+            attempt,
+            context.model_dump_json(),
+            drafted.definition.model_dump_json() if drafted else None,
+            drafted.note if drafted else "",
+        )
+        if plan_json is not None:
+            return plan_json
+    raise InvestigationFailed("The alert type's playbook was deleted while it was being prepared", transient=True)
+
+
+@DBOS.step(name="vigil.load")
+def _load(alert_uuid_text: str) -> str:
+    with runtime().db.read() as session:
+        return service.load_for_prepare(session, uuid.UUID(alert_uuid_text)).model_dump_json()
+
+
+class _SkillsAvailable(BaseModel):
+    skills: list[AvailableSkill]
+    chat_ready: bool
+
+
+@DBOS.step(name="vigil.skills_available")
+def _skills_available(organization_uuid_text: str) -> str:
+    """The organization's connected skills (plus Vigil's own), recorded so a replay plans with the same ones."""
     rt = runtime()
+    organization_uuid = uuid.UUID(organization_uuid_text)
+    with rt.db.read() as session:
+        connected = rt.steps.resolver.connected_integrations(session, organization_uuid)
+        chat_ready = SLACK_INTEGRATION_ID in rt.steps.resolver.authenticated_integrations(session, organization_uuid)
+    skills = [
+        AvailableSkill(
+            skill_id=s.id,
+            integration_id=s.integration_id,
+            writes=s.writes,
+            purpose=s.purpose,
+            input_schema=s.input_model.model_json_schema(),
+        )
+        for s in all_skills()
+        if s.integration_id in connected
+    ] + [
+        AvailableSkill(skill_id=name, integration_id=VIGIL_INTEGRATION, purpose=purpose, input_schema=NO_INPUTS)
+        for name, purpose in INTERNAL_SKILL_PURPOSES.items()
+    ]
+    return _SkillsAvailable(skills=skills, chat_ready=chat_ready).model_dump_json()
 
-    def draft(facts: AlertFacts, entities: Entities) -> PlaybookDefinition:
-        with rt.db.read() as session:
-            organization_uuid = service.organization_of(session, uuid.UUID(alert_uuid_text))
-            connected = rt.steps.resolver.connected_integrations(session, organization_uuid)
-            chat_ready = SLACK_INTEGRATION_ID in rt.steps.resolver.authenticated_integrations(
-                session, organization_uuid
-            )
-        available = [
-            AvailableSkill(skill_id=s.id, integration_id=s.integration_id, writes=s.writes)
-            for s in all_skills()
-            if s.integration_id in connected
-        ] + [AvailableSkill(skill_id=name, integration_id=VIGIL_INTEGRATION) for name in INTERNAL_SKILLS]
-        return rt.investigator.draft_playbook(facts, entities, available, chat_available=chat_ready)
 
+def _investigator(organization_uuid: uuid.UUID) -> Investigator:
+    rt = runtime()
+    with rt.db.read() as session:
+        choice = rt.model_choice(session, organization_uuid)
+    return rt.investigators.for_choice(choice)
+
+
+def _draft(alert_uuid_text: str, attempt: int, context: service.PrepareContext) -> Drafted:
+    available = _SkillsAvailable.model_validate_json(_skills_available(str(context.organization_uuid)))
+    calls = AiCalls(durable=_WorkflowCalls(alert_uuid_text, attempt))
+    return _investigator(context.organization_uuid).draft_playbook(
+        context.facts, context.entities, available.skills, available.chat_ready, calls
+    )
+
+
+@DBOS.step(name="vigil.prepare")
+def _prepare(
+    alert_uuid_text: str, attempt: int, context_json: str, definition_json: str | None, note: str
+) -> str | None:
+    rt = runtime()
     try:
+        definition = PlaybookDefinition.model_validate_json(definition_json) if definition_json else None
+        context = service.PrepareContext.model_validate_json(context_json)
         with rt.db.write() as session:
-            return service.prepare(session, uuid.UUID(alert_uuid_text), attempt, draft).model_dump_json()
+            plan = service.prepare(session, context, uuid.UUID(alert_uuid_text), attempt, definition, note)
     except ValueError as error:  # pydantic validation of a drafted or stored playbook
         raise _permanent(f"Invalid playbook: {error}") from error
+    return plan.model_dump_json() if plan is not None else None
+
+
+class _WorkflowCalls:
+    """Each AI call is one DBOS step that also stores its audit row; numbered in call order, which a replay
+    repeats, so a re-executed call overwrites its own row."""
+
+    def __init__(self, alert_uuid_text: str, attempt: int) -> None:
+        self._alert, self._attempt, self._seq = alert_uuid_text, attempt, 0
+
+    def once(self, call: Callable[[], Exchange]) -> Exchange:
+        self._seq += 1
+        return Exchange.model_validate_json(_ai_call(self._alert, self._attempt, self._seq, call))
+
+    def clock(self) -> float:
+        return _clock()
+
+
+@DBOS.step(name="vigil.ai_call")
+def _ai_call(alert_uuid_text: str, attempt: int, seq: int, call: Callable[[], Exchange]) -> str:
+    exchange = call()
+    alert_uuid = uuid.UUID(alert_uuid_text)
+    with runtime().db.write() as session:
+        organization_uuid = service.organization_of(session, alert_uuid)
+        service.record_exchange(session, alert_uuid, attempt, seq, organization_uuid, exchange)
+    return exchange.model_dump_json()
+
+
+@DBOS.step(name="vigil.clock")
+def _clock() -> float:
+    return time.time()
+
+
+class _FollowUps:
+    """The model's follow-up questions, answered by running the skill through the step runner."""
+
+    def __init__(self, plan: InvestigationPlan) -> None:
+        self._plan = plan
+
+    def call(self, skill_id: str, inputs: dict[str, str]) -> tuple[dict[str, Any] | None, str | None]:
+        record = runtime().steps.run_follow_up(self._plan, skill_id, inputs)
+        return record.output, record.error
 
 
 @DBOS.step(name="vigil.run_step")
@@ -270,12 +379,31 @@ def _conclude_checkpoint(plan_json: str, asked_json: str, checkpoint_uuid_text: 
     return record.model_dump_json()
 
 
-@DBOS.step(name="vigil.analyze")
 def _analyze(plan_json: str, records_json: str, position: int) -> str:
-    rt = runtime()
+    """The verdict, written at workflow level so each model request and follow-up skill is its own step."""
     plan = InvestigationPlan.model_validate_json(plan_json)
-    records = _RECORDS.validate_json(records_json)
-    analysis = rt.investigator.analyze(plan.facts, plan.entities, service.as_evidence(records))
+    organization_uuid = plan.organization_uuid or uuid.UUID(_organization_of(str(plan.alert_uuid)))
+    evidence = service.as_evidence(_RECORDS.validate_json(records_json))
+    available = _SkillsAvailable.model_validate_json(_skills_available(str(organization_uuid)))
+    calls = AiCalls(
+        durable=_WorkflowCalls(str(plan.alert_uuid), plan.attempt),
+        tools=_FollowUps(plan),
+        tool_skills=[skill for skill in available.skills if not skill.writes],
+    )
+    analysis = _investigator(organization_uuid).analyze(plan.facts, plan.entities, evidence, calls)
+    return _record_analysis(plan_json, analysis.model_dump_json(), position)
+
+
+@DBOS.step(name="vigil.organization_of")
+def _organization_of(alert_uuid_text: str) -> str:
+    with runtime().db.read() as session:
+        return str(service.organization_of(session, uuid.UUID(alert_uuid_text)))
+
+
+@DBOS.step(name="vigil.analyze")
+def _record_analysis(plan_json: str, analysis_json: str, position: int) -> str:
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    analysis = Analysis.model_validate_json(analysis_json)
     record = StepRecord(
         position=position,
         name="AI analysis",
@@ -284,9 +412,9 @@ def _analyze(plan_json: str, records_json: str, position: int) -> str:
         output=analysis.model_dump(mode="json"),
         started_at=epoch_now(),
     )
-    with rt.db.write() as session:
+    with runtime().db.write() as session:
         service.record_step(session, plan.alert_uuid, plan.attempt, record)
-    return analysis.model_dump_json()
+    return analysis_json
 
 
 @DBOS.step(name="vigil.complete")

@@ -21,6 +21,12 @@ class Organization(Base):
     modified_at: Mapped[int] = mapped_column(BigInteger)
     checkpoint_timeout_seconds: Mapped[int | None] = mapped_column(Integer)
     """How long this organization's Chat Checkpoints wait; null: the service-wide default."""
+    ai_model: Mapped[str | None] = mapped_column(String(200))
+    """This organization's investigator model (e.g. a local model for a customer whose alerts stay in-house);
+    null: `VIGIL_AI_MODEL`."""
+    ai_base_url: Mapped[str | None] = mapped_column(String(500))
+    ai_api_key: Mapped[str | None] = mapped_column(Text)
+    """Encrypted with the connection-secret key; never returned by the API or shown in the console."""
 
 
 class Provider(Base):

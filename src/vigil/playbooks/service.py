@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-from jinja2 import TemplateSyntaxError
-from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -18,10 +15,8 @@ from sqlalchemy.orm import Session
 from vigil.db.base import epoch_now
 from vigil.errors import Conflict, NotFound, ValidationFailed, field_errors
 from vigil.playbooks.models import Playbook, PlaybookVersion
-from vigil.playbooks.schemas import CheckpointStep, PlaybookDefinition, SkillStep
-
-# Parses (never renders) step templates at save time, so a typo fails the edit instead of the next alert.
-_TEMPLATES = SandboxedEnvironment(autoescape=False)
+from vigil.playbooks.schemas import PlaybookDefinition, SkillStep
+from vigil.playbooks.validation import step_problems
 
 
 @dataclass(frozen=True)
@@ -38,6 +33,14 @@ def playbook_name(organization_code: str, provider: str, alert_type: str, on: da
     return f"{organization_code} {provider} - {alert_type} - AI Generated {on.strftime('%Y-%m-%d')}"
 
 
+def find_existing(
+    session: Session, organization_uuid: uuid.UUID, alert_provider: str, alert_type: str
+) -> PlaybookRef | None:
+    """This alert type's playbook at its current version, if the organization has one."""
+    existing = _find(session, organization_uuid, alert_provider, alert_type)
+    return None if existing is None else _current(session, existing, created=False)
+
+
 def find_or_create(
     session: Session,
     *,
@@ -45,18 +48,20 @@ def find_or_create(
     organization_code: str,
     alert_provider: str,
     alert_type: str,
-    draft: Callable[[], PlaybookDefinition],
+    definition: PlaybookDefinition | None,
     actor: str,
-) -> PlaybookRef:
-    """The playbook for this alert type; the first alert of a new type drafts it.
+    note: str = "Drafted for the first alert of this type",
+) -> PlaybookRef | None:
+    """The playbook for this alert type; the first alert of a new type stores `definition` (drafted before this
+    transaction began, so no model ever thinks while a write lock is held).
 
+    None when there is no playbook and nothing was drafted (one was deleted after the caller looked).
     Two concurrent first alerts race on the unique key: the loser's insert fails inside a savepoint
     and it reads the winner's playbook, so exactly one exists.
     """
-    existing = _find(session, organization_uuid, alert_provider, alert_type)
-    if existing is not None:
-        return _current(session, existing, created=False)
-    definition = draft()
+    existing = find_existing(session, organization_uuid, alert_provider, alert_type)
+    if existing is not None or definition is None:
+        return existing
     now = epoch_now()
     playbook = Playbook(
         playbook_uuid=uuid.uuid4(),
@@ -80,7 +85,7 @@ def find_or_create(
                     definition=definition.model_dump_json(),
                     created_at=now,
                     created_by=actor,
-                    note="Drafted by the AI investigator for the first alert of this type",
+                    note=note[:1000],
                 )
             )
             session.flush()
@@ -168,48 +173,6 @@ def save_new_version(
     )
     session.flush()
     return PlaybookRef(playbook_uuid, playbook.name, playbook.current_version, definition, created=False)
-
-
-def step_problems(definition: PlaybookDefinition, skill_inputs: Mapping[str, type[BaseModel]]) -> list[dict[str, Any]]:
-    """Template syntax errors in any step, and input names a skill does not declare or requires but lacks."""
-    problems: list[dict[str, Any]] = []
-
-    def problem(index: int, where: str, message: str) -> None:
-        problems.append({"field": f"steps.{index}.{where}", "message": message})
-
-    for index, step in enumerate(definition.steps):
-        templates: dict[str, str] = {}
-        if isinstance(step, SkillStep):
-            templates = {f"inputs.{name}": value for name, value in step.inputs.items()}
-            model = skill_inputs.get(step.skill)
-            for name, message in _input_problems(step, model) if model is not None else []:
-                problem(index, f"inputs.{name}", message)
-        elif isinstance(step, CheckpointStep):
-            templates = {"user_email": step.user_email, "question": step.question}
-        for where, template in templates.items():
-            try:
-                _TEMPLATES.parse(template)
-            except TemplateSyntaxError as error:
-                name = where.removeprefix("inputs.")
-                label = f"Input {name!r}" if where.startswith("inputs.") else where.replace("_", " ").capitalize()
-                problem(index, where, f"{label}: template error: {error.message or error}.")
-    return problems
-
-
-def _input_problems(step: SkillStep, model: type[BaseModel]) -> list[tuple[str, str]]:
-    declared = model.model_fields
-    accepted = ", ".join(declared) or "no inputs"
-    problems = [
-        (name, f"{step.skill} has no input {name!r} (it accepts: {accepted}).")
-        for name in step.inputs
-        if name not in declared
-    ]
-    problems += [
-        (name, f"{step.skill} needs the input {name!r}.")
-        for name, info in declared.items()
-        if info.is_required() and not step.inputs.get(name, "").strip()
-    ]
-    return problems
 
 
 @dataclass(frozen=True)

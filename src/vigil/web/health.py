@@ -5,6 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from vigil.investigations.service import ai_usage
+from vigil.metrics import ai_usage_exposition
 from vigil.web.deps import DbDep
 
 router = APIRouter(tags=["operations"])
@@ -22,5 +24,7 @@ def readyz(db: DbDep) -> dict[str, str]:
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
-def metrics() -> Response:
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+def metrics(db: DbDep) -> Response:
+    with db.read() as session:
+        usage, investigations = ai_usage(session)
+    return Response(generate_latest() + ai_usage_exposition(usage, investigations), media_type=CONTENT_TYPE_LATEST)

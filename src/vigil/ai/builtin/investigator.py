@@ -7,13 +7,17 @@ from collections.abc import Sequence
 from vigil.ai.builtin.analysis import analyze
 from vigil.ai.builtin.classify import classify
 from vigil.ai.builtin.drafting import draft_playbook
+from vigil.ai.investigator import AiCalls, Drafted
 from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
 from vigil.investigations.entities import Entities
-from vigil.playbooks.schemas import PlaybookDefinition
+
+BUILTIN_MODEL = "builtin"
 
 
 class BuiltinInvestigator:
     """Classifies the alert, then drafts from the category's lookups and scores with documented rules."""
+
+    model = BUILTIN_MODEL
 
     def draft_playbook(
         self,
@@ -21,8 +25,12 @@ class BuiltinInvestigator:
         entities: Entities,
         available: Sequence[AvailableSkill],
         chat_available: bool,
-    ) -> PlaybookDefinition:
-        return draft_playbook(classify(alert, entities), entities, available, chat_available)
+        calls: AiCalls | None = None,
+    ) -> Drafted:
+        definition = draft_playbook(classify(alert, entities), entities, available, chat_available)
+        return Drafted(definition, "Drafted by the built-in analyst for the first alert of this type")
 
-    def analyze(self, alert: AlertFacts, entities: Entities, evidence: Sequence[Evidence]) -> Analysis:
+    def analyze(
+        self, alert: AlertFacts, entities: Entities, evidence: Sequence[Evidence], calls: AiCalls | None = None
+    ) -> Analysis:
         return analyze(alert, classify(alert, entities), entities, evidence)

@@ -15,7 +15,7 @@ from vigil.ai.builtin.document import Field, fields_of, first, parsed, values
 from vigil.ai.builtin.patterns import behaviours_in
 from vigil.ai.builtin.rules import edge
 from vigil.ai.builtin.signals import Explains, Signal
-from vigil.ai.schemas import AlertFacts
+from vigil.ai.schemas import AlertFacts, Citation
 
 #: Vendor category / finding-type words -> (points, what it means). First match per field wins.
 CATEGORY_WEIGHTS: tuple[tuple[str, float, str], ...] = (
@@ -503,6 +503,11 @@ def _changes(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
                 signals.append(_cite("C5", points, f"The alert reports that {meaning} ({field.value})", field))
                 break
     return signals
+
+
+def injection_citations(alert: AlertFacts) -> list[Citation]:
+    """The prompt-injection flag (U1) on its own, for investigators that do not run the other rules."""
+    return [signal.citation() for signal in _injection(alert, fields_of(alert.alert_content))]
 
 
 def _injection(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:

@@ -1,0 +1,1 @@
+"""Language-model investigators through pydantic-ai: drafting, tool-using analysis, budgets and fallbacks."""
