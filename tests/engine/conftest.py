@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from tests.fakes.fixtures import mde_fake, mde_server
+from tests.fakes.llm import llm_fake, llm_server
 from tests.support.harness import Harness
 from vigil.settings import Settings
 
-__all__ = ["mde_fake", "mde_server"]
+__all__ = ["llm_fake", "llm_server", "mde_fake", "mde_server"]
 
 
 def engine_settings(db_url: str, tmp_path: Path, **overrides: Any) -> Settings:
