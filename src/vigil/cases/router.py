@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query, Response
 from sqlalchemy.orm import Session
 
 from vigil.cases import service
+from vigil.cases.ai_trail import case_ai_trail
 from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
 from vigil.cases.models import Case
 from vigil.cases.schemas import (
@@ -38,6 +39,7 @@ def _detail(session: Session, case: Case) -> CaseDetail:
         evidence=[EvidenceOut.model_validate(s) for s in service.case_evidence(session, case)],
         timeline=[CaseEventOut.model_validate(e) for e in service.case_timeline(session, case)],
         comments=[CaseCommentOut.model_validate(c) for c in service.case_comments(session, case)],
+        ai=case_ai_trail(session, case),
     )
 
 
@@ -70,7 +72,14 @@ def list_cases(
         return CasePage(cases=[CaseOut.model_validate(c) for c in cases], next_cursor=next_cursor)
 
 
-@router.get("/{case_ref}", summary="One case by case_id or case_uuid, with evidence, timeline and comments")
+@router.get(
+    "/{case_ref}",
+    summary="One case by case_id or case_uuid, with evidence, timeline, comments and the AI trail",
+    description=(
+        "`ai` lists every model request (prompt parts, response, tokens, cost estimate) and tool call (inputs, "
+        "output) the alert's investigations made, over every attempt, with their totals."
+    ),
+)
 def get_case(case_ref: str, db: DbDep, principal: PrincipalDep) -> CaseDetail:
     with db.read() as session:
         return _detail(session, service.get_case(session, principal, case_ref))

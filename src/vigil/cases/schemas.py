@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from vigil.ai.schemas import Citation
+from vigil.ai.transcript import ExchangeKind, Stage
 from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
 
 COMMENT_MAX_CHARS = 10_000
@@ -82,6 +83,16 @@ class CaseOut(BaseModel):
         default=[],
         description="The evidence the verdict rests on: which step, which record or field, the quote, the rule.",
     )
+    ai_model: str | None = Field(
+        default=None,
+        description="Who wrote the verdict: `builtin` (the built-in analyst) or a model string such as "
+        "`openai-chat:gpt-4.1`; null for a case written before models could investigate.",
+    )
+    ai_fallback_reason: str | None = Field(
+        default=None,
+        description="Why the built-in analyst finished the investigation instead of the configured model; "
+        "null when the model (or the built-in analyst by choice) wrote the verdict.",
+    )
     assignee: str | None
     created_at: int
     modified_at: int
@@ -93,10 +104,66 @@ class CaseOut(BaseModel):
         return json.loads(value) if isinstance(value, str) else value
 
 
+class AiExchangeOut(BaseModel):
+    """One model request or one tool call the investigator made, as stored for audit."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    stage: Stage = Field(description="`draft` (writing the alert type's playbook) or `analyze` (the verdict).")
+    kind: ExchangeKind = Field(description="`model` for a model request, `tool` for a follow-up skill call.")
+    model: str = Field(description="The model string that served a request, or `vigil` for a tool call.")
+    request: Any = Field(
+        description="Model: the messages added since the previous request, in pydantic-ai's JSON form (parts "
+        "`user-prompt`, `tool-return`, `retry-prompt`; the request's `instructions`). Tool: `{tool, skill_id, "
+        "inputs}`; `skill_id` is null when the model asked for a tool it was not offered."
+    )
+    response: Any = Field(
+        description="Model: a one-element list with the response (parts `text`, `tool-call`, and its `usage`). "
+        "Tool: the skill's output. Null when the call failed or was refused."
+    )
+    error: str | None = Field(description="Why the call failed or was refused.")
+    error_kind: str | None = Field(
+        description="`timeout`, `rate_limit`, `server_error`, `skill_error`, `refused` (a tool the model was "
+        "not offered, e.g. a write skill: nothing ran), …"
+    )
+    retries: list[str] = Field(description="Failed tries before the outcome, each with its reason.")
+    input_tokens: int = Field(description="Tokens the model read for this request (0 for a tool call).")
+    output_tokens: int = Field(description="Tokens the model wrote for this request (0 for a tool call).")
+    cost_usd: float | None = Field(description="Estimate from public prices; null when the price is unknown.")
+    started_at: float = Field(description="When the call started, epoch seconds.")
+    duration_ms: int = Field(description="How long it took, retries included.")
+
+
+class AiTotalsOut(BaseModel):
+    """Sums over the exchanges listed next to it."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    model_requests: int = Field(description="Model requests made (failed ones included).")
+    tool_calls: int = Field(description="Tool calls the model asked for (refused ones included).")
+    input_tokens: int = Field(description="Input tokens over all model requests.")
+    output_tokens: int = Field(description="Output tokens over all model requests.")
+    cost_usd: float | None = Field(description="Summed estimate of the requests with a known price; null if none.")
+
+
+class AiTrailOut(BaseModel):
+    """Everything the case's investigations asked a model and its tools, over every attempt of the alert."""
+
+    totals: AiTotalsOut
+    exchanges: list[AiExchangeOut] = Field(
+        description="In order: each attempt's drafting requests, then its analysis requests and tool calls. "
+        "Empty when the built-in analyst investigated without a model."
+    )
+
+
 class CaseDetail(CaseOut):
     evidence: list[EvidenceOut]
     timeline: list[CaseEventOut]
     comments: list[CaseCommentOut]
+    ai: AiTrailOut = Field(
+        description="Every prompt, model response, tool call (inputs and output), token count and cost estimate "
+        "of the investigations behind this case (re-runs included)."
+    )
 
 
 class CasePage(BaseModel):

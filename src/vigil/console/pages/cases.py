@@ -1,4 +1,4 @@
-"""Cases list and case detail (verdict, evidence, timeline, comments, status/assignee/disposition)."""
+"""Cases list and case detail (verdict, AI conversation, evidence, timeline, comments, status/assignee/disposition)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import Citation
 from vigil.cases import service as cases_service
+from vigil.cases.ai_trail import case_exchanges
 from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
 from vigil.cases.models import Case
 from vigil.cases.schemas import CaseUpdate, EvidenceOut
 from vigil.console.deps import IdentityDep, WriterDep
+from vigil.console.pages.ai_conversation import conversation, investigated_by
 from vigil.console.rendering import render
 from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from vigil.orgs import service as orgs_service
@@ -139,6 +141,8 @@ def _detail_context(session: Session, identity: ConsoleIdentity, case: Case) -> 
         "citations": _citations(case.citations),
         "actions": _json_list(case.recommended_actions),
         "evidence": [EvidenceOut.model_validate(step) for step in cases_service.case_evidence(session, case)],
+        "investigated_by": investigated_by(case.ai_model),
+        "conversation": conversation(case_exchanges(session, case)),
         "timeline": cases_service.case_timeline(session, case),
         "comments": cases_service.case_comments(session, case),
         "investigator": investigator,

@@ -1,0 +1,30 @@
+"""A case's AI trail: every model request and tool call of the investigations behind it, with the totals.
+
+Kept apart from `cases/service.py` because `investigations/service.py` imports that module; reading the
+exchanges from there would make the two import each other.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from vigil.ai.transcript import Exchange, ExchangeTotals
+from vigil.cases.models import Case
+from vigil.cases.schemas import AiExchangeOut, AiTotalsOut, AiTrailOut
+from vigil.investigations import service as investigations_service
+
+
+def case_exchanges(session: Session, case: Case) -> list[Exchange]:
+    """Every attempt's exchanges for the case's alert, in call order: a re-run's calls cost tokens too."""
+    return investigations_service.exchanges_of(session, case.alert_uuid)
+
+
+def ai_trail(exchanges: list[Exchange]) -> AiTrailOut:
+    return AiTrailOut(
+        totals=AiTotalsOut.model_validate(ExchangeTotals.of(exchanges)),
+        exchanges=[AiExchangeOut.model_validate(exchange) for exchange in exchanges],
+    )
+
+
+def case_ai_trail(session: Session, case: Case) -> AiTrailOut:
+    return ai_trail(case_exchanges(session, case))
