@@ -32,7 +32,8 @@ from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
-    RetryPromptPart,
+    RetryFeedbackPart,
+    RetryInfo,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -180,8 +181,12 @@ class Conversation:
                 if answer is not None:
                     return answer
                 replies: list[Any] = [
-                    RetryPromptPart(
-                        content="\n".join(issues), tool_name=OUTPUT_TOOL, tool_call_id=finals[0].tool_call_id
+                    ToolReturnPart(
+                        tool_name=OUTPUT_TOOL,
+                        content="\n".join(issues),
+                        tool_call_id=finals[0].tool_call_id,
+                        outcome="retried",
+                        retry=RetryInfo(cause="validation_error"),
                     )
                 ]
                 replies += [self._not_run(call) for call in tool_calls if call is not finals[0]]
@@ -190,7 +195,7 @@ class Conversation:
                 issues = []
             else:
                 issues = ["You answered in text; answer by calling the `final_result` tool."]
-                replies = [RetryPromptPart(content=issues[0])]
+                replies = [RetryFeedbackPart(content=issues[0], retry=RetryInfo(cause="no_output"))]
             if issues:
                 repairs += 1
                 if repairs > REPAIR_ATTEMPTS:
