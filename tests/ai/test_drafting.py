@@ -65,7 +65,11 @@ def _draft(
     alert: AlertFacts, available: list[AvailableSkill] | None = None, chat_available: bool = False
 ) -> PlaybookDefinition:
     skills = alerts.ALL_READ_SKILLS if available is None else available
-    return BuiltinInvestigator().draft_playbook(alert, extract_entities(alert.alert_content), skills, chat_available).definition
+    return (
+        BuiltinInvestigator()
+        .draft_playbook(alert, extract_entities(alert.alert_content), skills, chat_available)
+        .definition
+    )
 
 
 def _skill_steps(playbook: PlaybookDefinition) -> list[SkillStep]:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
 from vigil.ai.builtin import BuiltinInvestigator
 from vigil.ai.builtin.investigator import BUILTIN_MODEL
-from vigil.ai.investigator import Investigator
+from vigil.ai.errors import UnsupportedModelError
+from vigil.ai.investigator import AiCalls, Drafted, Investigator
 from vigil.ai.llm.config import Limits, ModelChoice
 from vigil.ai.llm.investigator import LlmInvestigator
+from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
+from vigil.investigations.entities import Entities
 
 
 def is_builtin(model: str) -> bool:
@@ -27,6 +30,33 @@ def get_investigator(
     return LlmInvestigator(choice, limits or Limits(), skill_inputs or {})
 
 
+class UnavailableModel:
+    """An organization's model that cannot be used now (its key no longer decrypts, its provider is unknown):
+    the built-in analyst investigates, and the playbook note and the case say why."""
+
+    model = BUILTIN_MODEL
+
+    def __init__(self, wanted: str, reason: str) -> None:
+        self._why = f"{wanted or 'the configured model'} is unavailable: {reason}"
+        self._builtin = BuiltinInvestigator()
+
+    def draft_playbook(
+        self,
+        alert: AlertFacts,
+        entities: Entities,
+        available: Sequence[AvailableSkill],
+        chat_available: bool,
+        calls: AiCalls | None = None,
+    ) -> Drafted:
+        drafted = self._builtin.draft_playbook(alert, entities, available, chat_available)
+        return Drafted(drafted.definition, f"Drafted by the built-in analyst because {self._why}")
+
+    def analyze(
+        self, alert: AlertFacts, entities: Entities, evidence: Sequence[Evidence], calls: AiCalls | None = None
+    ) -> Analysis:
+        return self._builtin.analyze(alert, entities, evidence).model_copy(update={"fallback_reason": self._why})
+
+
 class Investigators:
     """One investigator per model choice, built on first use and kept (clients and their pools are reused)."""
 
@@ -40,7 +70,10 @@ class Investigators:
         with self._lock:
             investigator = self._by_choice.get(choice)
             if investigator is None:
-                investigator = get_investigator(choice, self._limits, self._skill_inputs)
+                try:
+                    investigator = get_investigator(choice, self._limits, self._skill_inputs)
+                except UnsupportedModelError as error:
+                    return UnavailableModel(choice.model, str(error))
                 self._by_choice[choice] = investigator
             return investigator
 

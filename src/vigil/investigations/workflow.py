@@ -19,13 +19,14 @@ from dbos._error import DBOSException  # not re-exported by dbos; the base of it
 from pydantic import BaseModel, TypeAdapter
 from sqlalchemy.orm import Session
 
-from vigil.ai.factory import Investigators
+from vigil.ai.factory import Investigators, UnavailableModel
 from vigil.ai.investigator import AiCalls, Drafted, Investigator
 from vigil.ai.llm.config import ModelChoice
 from vigil.ai.schemas import Analysis, AvailableSkill, EvidenceStatus
 from vigil.ai.transcript import Exchange
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
+from vigil.errors import VigilError
 from vigil.integrations.catalog import all_skills
 from vigil.integrations.slack.inbound import SLACK_INTEGRATION_ID
 from vigil.investigations import checkpoints, service
@@ -217,9 +218,10 @@ def _start(alert_uuid_text: str, attempt: int) -> bool:
 def _plan(alert_uuid_text: str, attempt: int) -> str:
     """Find this alert type's playbook, or draft one (outside any write transaction: a model may think for a
     minute) and store it; concurrent first alerts of a type still end with exactly one playbook."""
+    calls = AiCalls(durable=_WorkflowCalls(alert_uuid_text, attempt))
     for _ in range(PLAN_ATTEMPTS):
         context = service.PrepareContext.model_validate_json(_load(alert_uuid_text))
-        drafted = None if context.has_playbook else _draft(alert_uuid_text, attempt, context)
+        drafted = None if context.has_playbook else _draft(context, calls)
         plan_json = _prepare(
             alert_uuid_text,
             attempt,
@@ -269,15 +271,20 @@ def _skills_available(organization_uuid_text: str) -> str:
 
 
 def _investigator(organization_uuid: uuid.UUID) -> Investigator:
+    """The organization's investigator; when its model cannot even be chosen (e.g. its stored key no longer
+    decrypts), the built-in analyst, which records why."""
     rt = runtime()
-    with rt.db.read() as session:
-        choice = rt.model_choice(session, organization_uuid)
+    try:
+        with rt.db.read() as session:
+            choice = rt.model_choice(session, organization_uuid)
+    except VigilError as error:
+        logger.warning("organization %s: its AI model cannot be used (%s)", organization_uuid, error.code)
+        return UnavailableModel("", str(error))
     return rt.investigators.for_choice(choice)
 
 
-def _draft(alert_uuid_text: str, attempt: int, context: service.PrepareContext) -> Drafted:
+def _draft(context: service.PrepareContext, calls: AiCalls) -> Drafted:
     available = _SkillsAvailable.model_validate_json(_skills_available(str(context.organization_uuid)))
-    calls = AiCalls(durable=_WorkflowCalls(alert_uuid_text, attempt))
     return _investigator(context.organization_uuid).draft_playbook(
         context.facts, context.entities, available.skills, available.chat_ready, calls
     )

@@ -95,8 +95,11 @@ def classify_error(error: BaseException) -> _Classified:
     return _Classified("error", False)
 
 
-def _describe(error: BaseException) -> str:
+def _describe(error: BaseException, secrets: tuple[str, ...]) -> str:
+    """The error for the case and the logs, with any configured key scrubbed (providers quote keys back)."""
     text = str(error).strip() or type(error).__name__
+    for secret in secrets:
+        text = text.replace(secret, "***")
     return f"{type(error).__name__}: {text}"[:500]
 
 
@@ -134,6 +137,8 @@ class Conversation:
     run_async: AsyncRunner
     calls: AiCalls
     stage: Stage
+    #: Values never to appear in a recorded error (the model's API key).
+    secrets: tuple[str, ...] = ()
     tool_calls_made: int = 0
     tokens_used: int = 0
     tool_sources: set[str] = field(default_factory=set)
@@ -242,12 +247,14 @@ class Conversation:
                 if not verdict.transient or attempt == self.limits.max_retries or out_of_time:
                     return Exchange(
                         **base,
-                        error=_describe(error),
+                        error=_describe(error, self.secrets),
                         error_kind=verdict.kind,
                         retries=retries,
                         duration_ms=int((time.perf_counter() - clock) * 1000),
                     )
-                retries.append(f"{verdict.kind} after {time.perf_counter() - clock:.1f} s: {_describe(error)}")
+                retries.append(
+                    f"{verdict.kind} after {time.perf_counter() - clock:.1f} s: {_describe(error, self.secrets)}"
+                )
                 time.sleep(wait)
                 continue
             return Exchange(

@@ -41,6 +41,7 @@ class LlmInvestigator:
         self._skill_inputs = skill_inputs
         self._builtin = BuiltinInvestigator()
         self._bridge = AsyncBridge()
+        self._secrets = (choice.api_key.get_secret_value(),) if choice.api_key is not None else ()
 
     def close(self) -> None:
         self._bridge.close()
@@ -49,7 +50,7 @@ class LlmInvestigator:
         return self._bridge.run(coroutine, timeout)
 
     def _conversation(self, calls: AiCalls, stage: Stage) -> Conversation:
-        return Conversation(self._llm, self.model, self._limits, self._run_async, calls, stage)
+        return Conversation(self._llm, self.model, self._limits, self._run_async, calls, stage, self._secrets)
 
     def draft_playbook(
         self,

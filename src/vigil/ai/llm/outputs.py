@@ -27,7 +27,9 @@ class DraftedStep(BaseModel):
     inputs: dict[str, str] = Field(default_factory=dict, description="Input name → Jinja template (kind=skill).")
     on_error: Literal["continue", "fail"] = "continue"
     user_email: str | None = Field(default=None, description="Template of the person to ask (kind=checkpoint).")
-    question: str | None = Field(default=None, description="Yes/no question for that person (kind=checkpoint).")
+    question: str | None = Field(
+        default=None, max_length=2000, description="Yes/no question for that person (kind=checkpoint)."
+    )
 
 
 class DraftAnswer(BaseModel):

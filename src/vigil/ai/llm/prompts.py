@@ -54,8 +54,14 @@ and says why. Recommended actions are for a person to take.
 {SHARED_RULES}"""
 
 
+#: Longest data block sent; a huge hunting result is cut (and says so) instead of eating the token budget.
+MAX_BLOCK_CHARS = 24_000
+
+
 def untrusted(label: str, content: str) -> str:
     """`content` as a fenced data block; the id is a digest of the content, so it cannot forge the end line."""
+    if len(content) > MAX_BLOCK_CHARS:
+        content = f"{content[:MAX_BLOCK_CHARS]}\n[… {len(content) - MAX_BLOCK_CHARS} more characters not shown]"
     block_id = hashlib.sha256(content.encode()).hexdigest()[:16]
     safe_label = " ".join(label.split())[:80]
     return f"<<<UNTRUSTED {safe_label} {block_id}\n{content}\nUNTRUSTED {block_id}>>>"
