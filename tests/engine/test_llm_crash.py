@@ -7,26 +7,21 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
-from tests.conftest import fresh_database_url
 from tests.engine.test_llm_engine import DRAFT, SIGN_IN, VERDICT, is_draft
-from tests.engine.test_worker_crash import VIGIL, wait_until_workers_run
+from tests.engine.test_worker_crash import VIGIL, pg_url, wait_until_workers_run
 from tests.fakes.llm import OPENAI_KEY, LlmCall, LlmFake, Reply, ToolCall
 from tests.support.harness import Harness
 from vigil.investigations.models import AiExchange
 from vigil.settings import Settings
 
+__all__ = ["pg_url"]
+
 WORKER = "llm-worker"
-
-
-@pytest.fixture
-def pg_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    yield from fresh_database_url("postgresql", request, tmp_path)
 
 
 def start_worker(db_url: str, tmp_path: Path, fake: LlmFake) -> subprocess.Popen[bytes]:
