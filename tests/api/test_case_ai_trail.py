@@ -16,6 +16,8 @@ import pytest
 from tests.engine.conftest import engine_settings
 from tests.fakes.llm import OPENAI_KEY, ErrorReply, LlmFake, Reply, ToolCall, llm_fake, llm_server
 from tests.support.harness import Harness
+from vigil.ai.transcript import Exchange
+from vigil.console.pages.ai_conversation import conversation
 
 __all__ = ["llm_fake", "llm_server"]
 
@@ -188,3 +190,23 @@ def test_openapi_documents_the_ai_trail_of_a_case(harness: Harness) -> None:
     for name in ("AiExchangeOut", "AiTotalsOut"):
         fields = schemas[name]["properties"]
         assert all("description" in field for field in fields.values()), name
+
+
+def test_a_repaired_answer_keeps_the_invalid_answer_and_the_repair_prompt(
+    llm_harness: Harness, llm_fake: LlmFake
+) -> None:
+    llm_fake.script(final(DRAFT, 900, 60), final({**VERDICT, "confidence": 5}, 1200, 80), final(VERDICT, 1400, 90))
+
+    _, case = investigate(llm_harness)
+
+    assert case["ai_model"] == MODEL and case["ai_fallback_reason"] is None
+    _, invalid, repaired = case["ai"]["exchanges"]
+    (bad,) = parts(invalid["response"], "tool-call")
+    bad_args = json.loads(bad["args"]) if isinstance(bad["args"], str) else bad["args"]
+    assert bad_args["confidence"] == 5
+    (repair,) = [part for message in repaired["request"] for part in message["parts"]]
+    assert repair["tool_call_id"] == bad["tool_call_id"] and "confidence" in repair["content"]
+    assert case["ai"]["totals"]["input_tokens"] == llm_fake.usage_totals()[0] == 900 + 1200 + 1400
+    # The case page labels it as what it is, whichever part pydantic-ai uses for a repair.
+    shown = conversation([Exchange.model_validate(e) for e in case["ai"]["exchanges"]])
+    assert [part.label for part in shown.rows[2].sent] == ["Instructions", "Retry prompt · final_result"]

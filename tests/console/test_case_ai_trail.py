@@ -189,6 +189,14 @@ def test_conversation_rows_show_refusals_retries_repairs_and_unknown_parts_as_th
                     "parts": [
                         {"part_kind": "retry-prompt", "content": "severity: required", "tool_name": "final_result"},
                         {"part_kind": "retry-prompt", "content": [{"loc": ["x"], "msg": "bad"}], "tool_name": None},
+                        {
+                            "part_kind": "tool-return",
+                            "tool_name": "final_result",
+                            "content": "confidence: too high",
+                            "tool_call_id": "c1",
+                            "outcome": "retried",
+                        },
+                        {"part_kind": "retry-feedback", "content": "Answer with the tool.", "retry": {"cause": "x"}},
                         {"part_kind": "something-new", "content": "kept"},
                     ],
                 }
@@ -220,9 +228,12 @@ def test_conversation_rows_show_refusals_retries_repairs_and_unknown_parts_as_th
         ("Instructions", "instructions"),
         ("Retry prompt · final_result", "retry"),
         ("Retry prompt", "retry"),
+        ("Retry prompt · final_result", "retry"),
+        ("Retry prompt", "retry"),
         ("Something new", "other"),
     ]
-    assert '"msg": "bad"' in model.sent[2].body and '"kept"' in model.sent[3].body
+    assert '"msg": "bad"' in model.sent[2].body and '"kept"' in model.sent[5].body
+    assert (model.sent[3].body, model.sent[3].note) == ("confidence: too high", "call c1")
     assert [(p.label, p.body) for p in model.received] == [("Text", "Thinking aloud")]
     assert model.retries == ["rate_limit after 0.1 s: ModelHTTPError: 429"] and model.started_at == 1_795_287_840
     assert (refused.status, refused.status_label, refused.title) == ("refused", "Refused", "isolate_machine")

@@ -171,8 +171,12 @@ def _request_part(part: Any) -> Part:
         return Part("Prompt", _text(content), "prompt")
     if kind == "system-prompt":
         return Part("System prompt", _text(content), "instructions")
+    outcome = part.get("outcome") or "success"
+    if kind == "tool-return" and outcome == "retried":  # how pydantic-ai now asks for a corrected tool call
+        return Part(f"Retry prompt · {part.get('tool_name')}", _text(content), "retry", _call_note(part))
     if kind == "tool-return":
-        return Part(f"Tool result · {part.get('tool_name')}", _text(content), "tool-result", _call_note(part))
+        label = f"Tool result · {part.get('tool_name')}" + ("" if outcome == "success" else f" ({outcome})")
+        return Part(label, _text(content), "tool-result", _call_note(part))
     if kind in ("retry-prompt", "retry-feedback"):
         tool = part.get("tool_name")
         label = "Retry prompt" + (f" · {tool}" if tool else "")
