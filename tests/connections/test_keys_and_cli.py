@@ -1,4 +1,5 @@
-"""The secret key: key file creation (0600), VIGIL_SECRET_KEY, `vigil secrets rotate`, and `vigil connection`."""
+"""The secret key: key file creation (0600), VIGIL_SECRET_KEY, `vigil secrets rotate` (connection secrets and
+organizations' AI model keys), and `vigil connection`."""
 
 from __future__ import annotations
 
@@ -20,8 +21,12 @@ from vigil.cli import app
 from vigil.errors import ServiceMisconfigured
 from vigil.integrations.framework import Endpoints
 from vigil.integrations.models import Connection
+from vigil.integrations.rotation import reencrypt_all, stale_connections
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
 from vigil.integrations.service import endpoints_from_settings
+from vigil.orgs.ai_model import choice_for, set_override
+from vigil.orgs.models import Organization
+from vigil.orgs.service import get_organization
 from vigil.settings import Settings
 
 runner = CliRunner()
@@ -35,9 +40,31 @@ def cli_env(api: Harness, monkeypatch: pytest.MonkeyPatch) -> Harness:
     return api
 
 
+MODEL_KEY = "sk-local-model-key-for-rotation"
+
+
 def _tokens(api: Harness) -> dict[str, str]:
+    """Every encrypted value: connections by name, organizations' AI model keys as `org:<CODE>`."""
     with api.db.read() as session:
-        return {c.name: c.secret_values for c in session.scalars(select(Connection))}
+        tokens = {c.name: c.secret_values for c in session.scalars(select(Connection))}
+        for organization in session.scalars(select(Organization).where(Organization.ai_api_key.is_not(None))):
+            tokens[f"org:{organization.organization_code}"] = organization.ai_api_key or ""
+        return tokens
+
+
+def _give_model_key(api: Harness, box: SecretBox, code: str = "ACME") -> None:
+    with api.db.write() as session:
+        set_override(
+            session, code, box, model="openai-chat:llama3.1", base_url="http://gpu.internal:8000/v1", api_key=MODEL_KEY
+        )
+
+
+def _model_key_in_use(api: Harness, box: SecretBox, code: str = "ACME") -> str:
+    """The key the engine would hand the model for this organization."""
+    with api.db.read() as session:
+        chosen = choice_for(session, get_organization(session, code).organization_uuid, api.settings, box)
+    assert chosen.api_key is not None
+    return chosen.api_key.get_secret_value()
 
 
 def test_key_file_is_created_with_mode_0600_on_first_use(settings: Settings) -> None:
@@ -75,9 +102,11 @@ def test_secrets_rotate_reencrypts_with_a_new_key_and_drops_the_old(cli_env: Har
     key = api.add_key().api_key
     created = create(api, key, integration_id="push_security", name="p", fields=push_values(push_fake)).json()
     create(api, key, integration_id="push_security", name="q", fields={"api_key": push.FULL_KEY})
+    _give_model_key(api, api.app.state.secret_box)
     key_file = api.settings.data_dir / "secret.key"
     old_key = key_file.read_text().strip().encode()
     before = _tokens(api)
+    assert set(before) == {"p", "q", "org:ACME"}
     result = runner.invoke(app, ["secrets", "rotate"])
     assert result.exit_code == 0, result.output
     assert "re-encrypted 2 connection(s)" in result.output
@@ -96,6 +125,8 @@ def test_secrets_rotate_reencrypts_with_a_new_key_and_drops_the_old(cli_env: Har
     tested = api.client.post(f"/serviceapi/connections/{created['connection_uuid']}/test", json={}, headers=auth(key))
     assert tested.json()["ok"] is True
     assert push_fake.requests[-1].headers["x-api-key"] == push.READ_KEY
+    # ... and the organization's model still gets its key.
+    assert _model_key_in_use(api, api.app.state.secret_box) == MODEL_KEY
 
 
 def test_secrets_rotate_with_env_keys_moves_everything_to_the_first_key(
@@ -117,13 +148,41 @@ def test_secrets_rotate_with_env_keys_moves_everything_to_the_first_key(
     assert push.READ_KEY not in added.output
     single = runner.invoke(app, ["secrets", "rotate"])
     assert single.exit_code == 1 and "VIGIL_SECRET_KEY=<new>,<old>" in single.output
+    _give_model_key(api, SecretBox.from_settings(api.settings.model_copy(update={"secret_key": SecretStr(old)})))
     monkeypatch.setenv("VIGIL_SECRET_KEY", f"{new},{old}")
     rotated = runner.invoke(app, ["secrets", "rotate"])
     assert rotated.exit_code == 0, rotated.output
-    (token,) = _tokens(api).values()
-    assert Fernet(new.encode()).decrypt(token.encode()) == f'{{"api_key": "{push.READ_KEY}"}}'.encode()
-    with pytest.raises(InvalidToken):
-        Fernet(old.encode()).decrypt(token.encode())
+    tokens = _tokens(api)
+    assert set(tokens) == {"p", "org:ACME"}
+    assert Fernet(new.encode()).decrypt(tokens["p"].encode()) == f'{{"api_key": "{push.READ_KEY}"}}'.encode()
+    assert Fernet(new.encode()).decrypt(tokens["org:ACME"].encode()) == f'{{"api_key": "{MODEL_KEY}"}}'.encode()
+    for token in tokens.values():
+        with pytest.raises(InvalidToken):
+            Fernet(old.encode()).decrypt(token.encode())
+    new_only = SecretBox.from_settings(api.settings.model_copy(update={"secret_key": SecretStr(new)}))
+    assert _model_key_in_use(api, new_only) == MODEL_KEY
+
+
+def test_rotation_reports_and_refuses_an_organization_model_key_no_configured_key_opens(cli_env: Harness) -> None:
+    api = cli_env
+    old, new, lost = (Fernet.generate_key().decode() for _ in range(3))
+
+    def box(*keys: str) -> SecretBox:
+        return SecretBox.from_settings(api.settings.model_copy(update={"secret_key": SecretStr(",".join(keys))}))
+
+    _give_model_key(api, box(old))
+    assert stale_connections(api.db, box(new, old)) == ["organization ACME (AI model key)"]
+    assert reencrypt_all(api.db, box(new, old)) == 0  # no connections; the organization's key was re-encrypted
+    assert stale_connections(api.db, box(new)) == []
+    assert _model_key_in_use(api, box(new)) == MODEL_KEY
+
+    api.add_org("BETA")
+    _give_model_key(api, box(lost), "BETA")
+    before = _tokens(api)
+    with pytest.raises(SecretsUndecryptable) as refused:
+        reencrypt_all(api.db, box(new))
+    assert "organization BETA" in refused.value.message and MODEL_KEY not in refused.value.message
+    assert _tokens(api) == before  # nothing changed
 
 
 def test_connection_cli_add_list_test_delete(

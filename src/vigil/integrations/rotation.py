@@ -1,4 +1,5 @@
-"""Secret-key rotation: re-encrypt every connection's secrets under the newest key."""
+"""Secret-key rotation: re-encrypt every connection's secrets, and every organization's AI model key, under the
+newest key."""
 
 from __future__ import annotations
 
@@ -10,18 +11,21 @@ from sqlalchemy import select, text
 from vigil.db.session import Database
 from vigil.integrations.models import Connection
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
+from vigil.orgs.models import Organization
 
 logger = logging.getLogger("vigil.secrets")
 
 
 def reencrypt_all(db: Database, box: SecretBox) -> int:
-    """Re-encrypt every connection's secrets under the first configured key; returns how many rows changed.
+    """Re-encrypt every connection's secrets and every organization's AI model key under the first configured key,
+    in one transaction; returns how many connections changed (the organizations' keys are logged).
 
-    On PostgreSQL the table is locked against concurrent writers for the pass; SQLite's write lock does that.
+    On PostgreSQL both tables are locked against concurrent writers for the pass; SQLite's write lock does that.
     """
     with db.write() as session:
         if session.get_bind().dialect.name == "postgresql":
             session.execute(text("LOCK TABLE connections IN SHARE ROW EXCLUSIVE MODE"))
+            session.execute(text("LOCK TABLE organizations IN SHARE ROW EXCLUSIVE MODE"))
         count = 0
         for connection in session.scalars(select(Connection)):
             try:
@@ -32,15 +36,33 @@ def reencrypt_all(db: Database, box: SecretBox) -> int:
                     "rotation stopped and nothing was changed.",
                 ) from None
             count += 1
+        model_keys = 0
+        for organization in session.scalars(select(Organization).where(Organization.ai_api_key.is_not(None))):
+            try:
+                organization.ai_api_key = box.rotate(organization.ai_api_key or "")
+            except InvalidToken:
+                raise SecretsUndecryptable(
+                    f"The AI model key of organization {organization.organization_code} cannot be decrypted with any "
+                    "configured key; rotation stopped and nothing was changed.",
+                ) from None
+            model_keys += 1
+        logger.info("secrets re-encrypted connections=%d organization_model_keys=%d", count, model_keys)
         return count
 
 
 def stale_connections(db: Database, box: SecretBox) -> list[str]:
-    """Names of connections whose secrets the first key alone cannot decrypt (should be none after a rotation)."""
+    """What the first key alone cannot decrypt (should be nothing after a rotation): connection names, and
+    "organization <CODE> (AI model key)" for an organization's model key."""
     with db.read() as session:
-        return [
+        connections = [
             c.name for c in session.scalars(select(Connection)) if not box.decrypts_with_primary_only(c.secret_values)
         ]
+        organizations = [
+            f"organization {o.organization_code} (AI model key)"
+            for o in session.scalars(select(Organization).where(Organization.ai_api_key.is_not(None)))
+            if o.ai_api_key is not None and not box.decrypts_with_primary_only(o.ai_api_key)
+        ]
+        return connections + organizations
 
 
 def rotate_key_file(db: Database, box: SecretBox, new_key: str) -> int:

@@ -13,8 +13,10 @@ from vigil.console.deps import AdminDep
 from vigil.console.rendering import render
 from vigil.durations import human_duration
 from vigil.errors import NotFound, ValidationFailed, VigilError
+from vigil.integrations.secrets import SecretBox
 from vigil.orgs import service as orgs_service
-from vigil.orgs.schemas import MAX_NAME_LENGTH
+from vigil.orgs.ai_model import change_override, override_of
+from vigil.orgs.schemas import MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, MAX_NAME_LENGTH
 from vigil.playbooks.schemas import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 from vigil.web.deps import DbDep
 
@@ -90,6 +92,7 @@ def _organization_edit_page(
     *,
     name: str | None = None,
     timeout: str | None = None,
+    model_form: dict[str, str] | None = None,
     status_code: int = 200,
     **extra: Any,
 ) -> Response:
@@ -97,6 +100,7 @@ def _organization_edit_page(
         organization = orgs_service.get_organization(session, code)
         own = organization.checkpoint_timeout_seconds
         inherited, source = orgs_service.default_checkpoint_timeout(session, db.settings.checkpoint_timeout_seconds)
+        override = override_of(organization)
         context = {
             "organization": organization,
             "name": organization.name if name is None else name,
@@ -109,6 +113,16 @@ def _organization_edit_page(
             "timeout_saved": request.query_params.get("saved") == "timeout",
             "min_timeout": MIN_CHECKPOINT_TIMEOUT_SECONDS,
             "max_timeout": MAX_CHECKPOINT_TIMEOUT_SECONDS,
+            # The key is never put in the page: only whether one is stored.
+            "model_form": model_form or {"ai_model": override.model or "", "ai_base_url": override.base_url or ""},
+            "model_own": override.model is not None,
+            "model_effective": override.model or db.settings.ai_model,
+            "model_key_set": override.api_key_set,
+            "model_saved": request.query_params.get("saved") == "ai-model",
+            "service_model": db.settings.ai_model,
+            "service_base_url": db.settings.ai_base_url,
+            "max_model_length": MAX_AI_MODEL_LENGTH,
+            "max_base_url_length": MAX_AI_BASE_URL_LENGTH,
             **extra,
         }
         return render(request, "admin/organization_edit.html", context, status_code=status_code)
@@ -155,6 +169,40 @@ def set_organization_checkpoint_timeout(
             **form_error(error),
         )
     return _see_other(f"/organizations/{code}/edit?saved=timeout")
+
+
+@router.post("/organizations/{code}/ai-model")
+def set_organization_ai_model(
+    request: Request,
+    identity: AdminDep,
+    db: DbDep,
+    code: str,
+    ai_model: Annotated[str, Form()] = "",
+    ai_base_url: Annotated[str, Form()] = "",
+    ai_api_key: Annotated[str, Form()] = "",
+    remove_ai_api_key: Annotated[str, Form()] = "",
+) -> Response:
+    """This organization's own investigator model; an empty model returns it to the service-wide one. An empty key
+    field keeps the stored key, the "remove" box drops it; the typed key is never rendered back."""
+    box: SecretBox = request.app.state.secret_box
+    key = ai_api_key.strip() or ("" if remove_ai_api_key == "1" else None)
+    try:
+        with db.write() as session:
+            organization = change_override(
+                session, identity.principal, code, box, model=ai_model, base_url=ai_base_url, api_key=key
+            )
+            code = organization.organization_code
+    except ValidationFailed as error:
+        return _organization_edit_page(
+            request,
+            db,
+            code,
+            model_form={"ai_model": ai_model, "ai_base_url": ai_base_url},
+            status_code=error.status_code,
+            error_section="ai-model",
+            **form_error(error),
+        )
+    return _see_other(f"/organizations/{code}/edit?saved=ai-model")
 
 
 # Providers -------------------------------------------------------------------------------------------------------
@@ -385,12 +433,18 @@ def _settings_page(
         stored = orgs_service.service_checkpoint_timeout(session)
         effective, _ = orgs_service.default_checkpoint_timeout(session, settings.checkpoint_timeout_seconds)
         changed = orgs_service.service_setting_changed(session, orgs_service.CHECKPOINT_TIMEOUT_KEY)
+        organizations = orgs_service.list_organizations(session)
         overrides = [
             (o.organization_code, o.name, human_duration(o.checkpoint_timeout_seconds))
-            for o in orgs_service.list_organizations(session)
+            for o in organizations
             if o.checkpoint_timeout_seconds is not None
         ]
+        models = [(o.organization_code, o.name, o.ai_model) for o in organizations if o.ai_model is not None]
         context = {
+            "service_model": settings.ai_model,
+            "service_base_url": settings.ai_base_url,
+            "service_key_set": settings.ai_api_key is not None,
+            "model_overrides": models,
             "timeout": ("" if stored is None else str(stored)) if timeout is None else timeout,
             "timeout_set": stored is not None,
             "timeout_effective": human_duration(effective),
