@@ -39,6 +39,7 @@ def test_pydantic_ai_model_strings_give_an_llm_investigator(model: str, base_url
     ("model", "reason"),
     [
         ("gpt-4o", "Unknown model"),  # no provider prefix
+        ("test", "Unknown model"),  # pydantic-ai's offline test model is no investigator
         ("nosuchprovider:x", "Unknown provider"),
         ("", "Unknown model"),
     ],
@@ -63,3 +64,14 @@ def test_a_hosted_model_without_a_key_is_refused_and_names_the_setting(monkeypat
 def test_the_key_never_appears_in_a_choice_repr() -> None:
     secret = "sk-live-do-not-print"
     assert secret not in repr(choice("openai:gpt-4.1", None, secret))
+
+
+def test_a_base_url_never_receives_the_environments_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local server (or an organization's own URL) gets its own key or none, never OPENAI_API_KEY."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-service-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-service-key")
+    local = get_investigator(choice("openai-chat:llama3", "http://127.0.0.1:9/v1", None))
+    assert isinstance(local, LlmInvestigator)
+    local.close()
+    with pytest.raises(UnsupportedModelError):
+        get_investigator(choice("anthropic:claude-sonnet-4-5", "http://127.0.0.1:9", None))

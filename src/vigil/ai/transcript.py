@@ -41,6 +41,7 @@ class Exchange(BaseModel):
     cost_usd: float | None = Field(default=None, description="Estimate from public prices; None when unknown.")
     started_at: float
     duration_ms: int = 0
+    attempt: int | None = Field(default=None, description="The investigation attempt; set when read back.")
 
 
 class ExchangeTotals(BaseModel):

@@ -109,6 +109,7 @@ class AiExchangeOut(BaseModel):
 
     model_config = ConfigDict(from_attributes=True)
 
+    attempt: int | None = Field(description="The investigation attempt the call belongs to (0 first, n a re-run).")
     stage: Stage = Field(description="`draft` (writing the alert type's playbook) or `analyze` (the verdict).")
     kind: ExchangeKind = Field(description="`model` for a model request, `tool` for a follow-up skill call.")
     model: str = Field(description="The model string that served a request, or `vigil` for a tool call.")

@@ -202,7 +202,8 @@ def exchanges_of(session: Session, alert_uuid: uuid.UUID, attempt: int | None = 
     query = select(AiExchange).where(AiExchange.alert_uuid == alert_uuid)
     if attempt is not None:
         query = query.where(AiExchange.attempt == attempt)
-    rows = session.scalars(query.order_by(AiExchange.attempt, AiExchange.stage.desc(), AiExchange.seq))
+    stage_order = case((AiExchange.stage == Stage.DRAFT.value, 0), else_=1)
+    rows = session.scalars(query.order_by(AiExchange.attempt, stage_order, AiExchange.seq))
     return [
         Exchange(
             kind=ExchangeKind(row.kind),
@@ -218,6 +219,7 @@ def exchanges_of(session: Session, alert_uuid: uuid.UUID, attempt: int | None = 
             cost_usd=row.cost_usd,
             started_at=row.started_at,
             duration_ms=row.duration_ms,
+            attempt=row.attempt,
         )
         for row in rows
     ]

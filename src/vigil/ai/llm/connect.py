@@ -32,7 +32,8 @@ def build_model(choice: ModelChoice, request_timeout_seconds: float) -> Model:
 
     def provider_for(name: str) -> Provider[Any]:
         if name in OPENAI_PROVIDERS:
-            api_key = key or os.environ.get("OPENAI_API_KEY") or (NO_KEY if choice.base_url else None)
+            # With a base URL only its own key goes there: the environment's OpenAI key never leaves for another host.
+            api_key = key or (NO_KEY if choice.base_url else os.environ.get("OPENAI_API_KEY"))
             if api_key is None:
                 raise UnsupportedModelError(choice.model, "it needs VIGIL_AI_API_KEY (or OPENAI_API_KEY)")
             client = AsyncOpenAI(
@@ -40,7 +41,7 @@ def build_model(choice: ModelChoice, request_timeout_seconds: float) -> Model:
             )
             return OpenAIProvider(openai_client=client)
         if name == ANTHROPIC_PROVIDER:
-            api_key = key or os.environ.get("ANTHROPIC_API_KEY")
+            api_key = key or (None if choice.base_url else os.environ.get("ANTHROPIC_API_KEY"))
             if api_key is None:
                 raise UnsupportedModelError(choice.model, "it needs VIGIL_AI_API_KEY (or ANTHROPIC_API_KEY)")
             anthropic = AsyncAnthropic(
@@ -49,6 +50,8 @@ def build_model(choice: ModelChoice, request_timeout_seconds: float) -> Model:
             return AnthropicProvider(anthropic_client=anthropic)
         return infer_provider(name)
 
+    if ":" not in choice.model:  # pydantic-ai's offline `test` model (and bare names) are not investigators
+        raise UnsupportedModelError(choice.model, "Unknown model: a model string is `<provider>:<model>`")
     try:
         return infer_model(choice.model, provider_factory=provider_for)
     except UnsupportedModelError:

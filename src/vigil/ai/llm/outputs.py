@@ -140,7 +140,7 @@ def to_analysis(
             rule=LLM_RULE,
             source=cited.step,
             skill_id=skills.get(cited.step),
-            locator=cited.step,
+            locator="",
             quote=cited.quote[:300],
             finding=cited.finding,
             points=0.0,
