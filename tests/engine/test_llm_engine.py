@@ -19,6 +19,8 @@ from tests.fakes.mde import MdeFake
 from tests.support.harness import Harness
 from vigil.cases.models import Case
 from vigil.investigations.models import AiExchange
+from vigil.orgs.models import Organization
+from vigil.orgs.service import get_organization_by_code
 from vigil.playbooks.models import Playbook, PlaybookVersion
 
 MODEL = "openai-chat:gpt-test"
@@ -73,7 +75,10 @@ def is_draft(call: LlmCall) -> bool:
 def post(
     harness: Harness, alert_type: str = "Suspicious sign-in", content: str = SIGN_IN
 ) -> tuple[str, dict[str, Any]]:
-    harness.add_org("ACME")
+    with harness.db.read() as session:
+        exists = get_organization_by_code(session, "ACME") is not None
+    if not exists:
+        harness.add_org("ACME")
     key = harness.add_key("ACME").api_key
     assert (
         harness.post_alert(
@@ -367,3 +372,24 @@ def test_concurrent_first_alerts_of_a_new_type_make_exactly_one_playbook(
     with llm_harness.db.read() as session:
         assert session.scalar(select(func.count()).select_from(Playbook)) == 1
     assert len({a["investigator"] for a in alerts}) == 1
+
+
+def test_an_organization_whose_model_key_no_longer_decrypts_is_investigated_by_the_builtin_analyst(
+    llm_harness: Harness, llm_fake: LlmFake
+) -> None:
+    llm_harness.add_org("ACME")
+    with llm_harness.db.write() as session:
+        organization = session.scalars(select(Organization).where(Organization.organization_code == "ACME")).one()
+        organization.ai_model = "openai-chat:local-llama"
+        organization.ai_base_url = llm_fake.openai_base_url
+        organization.ai_api_key = "gAAAAAB-encrypted-with-a-key-that-is-gone"
+
+    key, alert = post(llm_harness)
+
+    assert alert["investigation_status"] == 15
+    assert llm_fake.calls == []
+    case = case_of(llm_harness, key, alert)
+    assert case["ai_model"] == "builtin"
+    assert "is unavailable" in (case["ai_fallback_reason"] or ""), case["ai_fallback_reason"]
+    (note,) = playbook_notes(llm_harness)
+    assert note.startswith("Drafted by the built-in analyst because")
