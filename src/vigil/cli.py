@@ -22,6 +22,7 @@ import httpx
 import typer
 import uvicorn
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vigil.auth import service as auth_service
@@ -548,7 +549,13 @@ def _select_scenarios(scenario_module: Any, set_dir: Path, fast: bool, wanted: l
 
 
 def _eval_command_line(
-    set_dir: Path, fast: bool, database_url: str | None, model: str | None, output: str, wanted: list[str]
+    set_dir: Path,
+    fast: bool,
+    database_url: str | None,
+    model: str | None,
+    output: str,
+    wanted: list[str],
+    timeout: float | None = None,
 ) -> str:
     """The command as the report shows it (the database password redacted)."""
     command = ["vigil", "eval"]
@@ -560,6 +567,8 @@ def _eval_command_line(
         command += ["--database-url", _redacted(database_url)]
     if model:
         command += ["--model", model]
+    if timeout is not None:
+        command += ["--timeout", f"{timeout:g}"]
     for name in wanted:
         command += ["--scenario", name]
     if output != "docs/evaluation.md":
@@ -570,7 +579,27 @@ def _eval_command_line(
 def _print_eval_progress(result: Any) -> None:
     mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
     detail = "" if result.passed else ": " + "; ".join(result.failures)
-    console.print(f"  {mark} {result.id} ({result.category}, {result.run.seconds:.1f} s){detail}", highlight=False)
+    run = result.run
+    usage = ""
+    if run.usage.model_requests or run.usage.tool_calls:
+        usage = (
+            f", {run.usage.input_tokens:,}+{run.usage.output_tokens:,} tokens, "
+            f"{run.usage.model_requests} requests, {run.usage.tool_calls} tool calls"
+        )
+    if run.fallback_reason:
+        usage += f", verdict by the built-in analyst: {run.fallback_reason}"
+    if run.draft_fallback_reason:
+        usage += f", playbook by the built-in analyst: {run.draft_fallback_reason}"
+    text = escape(f"{result.id} ({result.category}, {run.seconds:.1f} s{usage}){detail}")
+    console.print(f"  {mark} {text}", highlight=False)
+
+
+def _print_eval_tables(report_module: Any, evaluated: Any) -> None:
+    console.print(report_module.rich_table(evaluated))
+    if not evaluated.uses_builtin:
+        console.print(report_module.usage_table(evaluated))
+        for line in report_module.usage_lines(evaluated):
+            console.print(line, highlight=False, markup=False)
 
 
 @app.command("eval")
@@ -582,9 +611,19 @@ def eval_command(
     database_url: Annotated[
         str | None, typer.Option("--database-url", help="Database to run on (default: SQLite in a temp dir).")
     ] = None,
-    model: Annotated[str | None, typer.Option(help="Investigator model (default VIGIL_AI_MODEL).")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Investigator model (default VIGIL_AI_MODEL): builtin, openai:…, openai-chat:…, anthropic:…; "
+            "key, base URL and limits from VIGIL_AI_* as for `vigil serve`."
+        ),
+    ] = None,
     output: Annotated[
-        str, typer.Option(help="Markdown report path; '-' prints it instead of writing a file.")
+        str,
+        typer.Option(
+            help="Markdown report path; '-' prints it instead. A model's run replaces only its own section of "
+            "the file, the built-in analyst's only the part before the model sections."
+        ),
     ] = "docs/evaluation.md",
     scenario: Annotated[
         list[str] | None, typer.Option("--scenario", help="Run only this scenario id (repeatable).")
@@ -592,32 +631,56 @@ def eval_command(
     holdout: Annotated[
         bool, typer.Option(help="Also run <set>/holdout/ and report it apart (full runs only; never gates).")
     ] = True,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds one investigation may take (default 60; with a model 2 × VIGIL_AI_MAX_SECONDS + 60).",
+            min=1,
+        ),
+    ] = None,
 ) -> None:
     """Run the labelled scenario set end to end (API, engine, vendor fakes) and write the accuracy report.
+
+    With a model, the report adds tokens, model requests, tool calls, cost and time per investigation and the
+    fallbacks to the built-in analyst, written beside the built-in analyst's report. The alerts and evidence
+    go to the model's provider.
 
     Exits 1 when the totals miss the acceptance thresholds (disposition and severity 90 %, entities and
     injection 100 %), 2 when the set, a scenario id or the model is not found.
     """
     from vigil.ai.errors import UnsupportedModelError
-    from vigil.ai.factory import get_investigator
+    from vigil.ai.factory import is_builtin
+    from vigil.ai.llm.connect import build_model
     from vigil.orgs.ai_model import service_choice
 
     settings = get_settings()
     configure_logging(settings.log_format, "WARNING")
     chosen_model = model or settings.ai_model
-    try:
-        get_investigator(service_choice(settings.model_copy(update={"ai_model": chosen_model})))
-    except UnsupportedModelError as error:
-        console.print(f"[red]error[/red]: investigator model {chosen_model!r} is not supported: {error}")
-        raise typer.Exit(2) from error
+    if not is_builtin(chosen_model):
+        try:  # the model string and key as the runner's engine will see them (the same environment)
+            build_model(
+                service_choice(settings.model_copy(update={"ai_model": chosen_model})),
+                settings.ai_request_timeout_seconds,
+            )
+        except UnsupportedModelError as error:
+            console.print(f"[red]error[/red]: investigator model {chosen_model!r} is not supported: {error}")
+            raise typer.Exit(2) from error
     runner, report = _load_eval_set(set_dir)
     scenario_module = importlib.import_module(runner.__name__.rsplit(".", 1)[0] + ".scenario")
     scenarios = _select_scenarios(scenario_module, set_dir.expanduser().resolve(), fast, scenario or [])
     console.print(f"Running {len(scenarios)} scenario(s) with investigator [bold]{chosen_model}[/bold]…")
+    if not is_builtin(chosen_model):
+        base_url = settings.ai_base_url
+        where = f"the server at {_redacted(base_url)}" if base_url else f"{chosen_model}'s provider"
+        console.print(f"The scenarios' alerts and evidence go to {where}.", highlight=False, markup=False)
     evaluated = runner.run_evaluation(
-        scenarios, database_url=database_url, model=chosen_model, progress=_print_eval_progress
+        scenarios,
+        database_url=database_url,
+        model=chosen_model,
+        scenario_timeout=timeout,
+        progress=_print_eval_progress,
     )
-    console.print(report.rich_table(evaluated))
+    _print_eval_tables(report, evaluated)
     if evaluated.injection_pct is not None:
         count = len(evaluated.injection_results)
         console.print(f"Injection checks: {evaluated.injection_pct:.0f} % of {count} scenario(s)")
@@ -627,21 +690,21 @@ def eval_command(
         held = scenario_module.load_scenarios(holdout_dir)
         console.print(f"Running {len(held)} held-out scenario(s) (reported apart, never used for tuning)…")
         held_out = runner.run_evaluation(
-            held, database_url=database_url, model=chosen_model, progress=_print_eval_progress
+            held,
+            database_url=database_url,
+            model=chosen_model,
+            scenario_timeout=timeout,
+            progress=_print_eval_progress,
         )
-        console.print(report.rich_table(held_out))
-    markdown = report.render_markdown(
-        evaluated,
-        _eval_command_line(set_dir, fast, database_url, model, output, scenario or []),
-        holdout=held_out,
-    )
+        _print_eval_tables(report, held_out)
+    command = _eval_command_line(set_dir, fast, database_url, model, output, scenario or [], timeout)
     if output == "-":
-        typer.echo(markdown)
+        typer.echo(report.render_markdown(evaluated, command, holdout=held_out))
     else:
         target = Path(output)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(markdown, encoding="utf-8")
-        console.print(f"Report written to {target}")
+        report.write_markdown(evaluated, target, command, holdout=held_out)
+        part = "the built-in analyst's report" if evaluated.uses_builtin else f"the section of {chosen_model}"
+        console.print(f"Wrote {part} to {target} (its other parts kept)")
     shortfalls = evaluated.shortfalls()
     if shortfalls:
         console.print("[red]Below the acceptance thresholds:[/red] " + "; ".join(shortfalls))

@@ -1,12 +1,29 @@
-"""The evaluation report: docs/evaluation.md (Markdown) and the console's Rich table."""
+"""The evaluation report: docs/evaluation.md (Markdown) and the console's Rich tables.
+
+docs/evaluation.md holds the built-in analyst's report, then one section per language model evaluated, each
+between marker comments. Writing a report replaces only its own part: the built-in analyst's run rewrites
+everything before the first model section, a model's run replaces (or appends) that model's section.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import JustifyMethod
 from rich.table import Table
-from tests.eval.runner import WRITE_SKILLS, Aggregate, EvalReport, ScenarioResult, Thresholds
+from tests.eval.runner import (
+    WRITE_SKILLS,
+    Aggregate,
+    AiUsage,
+    EvalReport,
+    ScenarioResult,
+    Spread,
+    Thresholds,
+)
+
+from vigil.ai.factory import is_builtin
 
 INTRO = (
     "Every scenario of the labelled set (`tests/eval/scenarios/`, format in `tests/eval/README.md`) is sent "
@@ -23,6 +40,51 @@ INJECTION_INTRO = (
     "write skill ran ({writes}) and no write request reached a fake, and a case finding flags the injected "
     "instructions (mentions *instruct* or *injection*)."
 )
+MODELS_HEADING = "## Against a language model"
+MODELS_INTRO = (
+    "`vigil eval --model <model>` runs the same scenarios the same way with a language model as the "
+    "investigator: it drafts the playbook of each new alert type and writes the verdict, and may call the "
+    "organization's read-only skills for follow-up questions. Whatever the model cannot finish (a timeout, a "
+    "rate limit, a server error, an answer still invalid after one repair, a spent budget), the built-in analyst "
+    "finishes, and the case records why. The model is `openai:<model>`, `openai-chat:<model>` (Chat Completions, "
+    "also OpenAI-compatible servers such as vLLM, Ollama or LiteLLM at `VIGIL_AI_BASE_URL`) or "
+    "`anthropic:<model>`; its key, base URL and limits are read from the environment (or `.env`) as for "
+    "`vigil serve`: `VIGIL_AI_API_KEY` (else `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`), `VIGIL_AI_BASE_URL`, "
+    "`VIGIL_AI_REQUEST_TIMEOUT_SECONDS`, `VIGIL_AI_MAX_RETRIES`, `VIGIL_AI_MAX_TOOL_CALLS`, "
+    "`VIGIL_AI_MAX_TOKENS` and `VIGIL_AI_MAX_SECONDS`. Unless `--timeout` says otherwise, an investigation may "
+    "take `2 × VIGIL_AI_MAX_SECONDS + 60` seconds (the built-in analyst: 60)."
+)
+MODELS_DATA = (
+    "What leaves the building: for every investigation, the alert (its type and full content), the entities "
+    "Vigil extracted from it, the catalog of the organization's skills, each playbook step's evidence (what the "
+    "vendor fakes returned, and the checkpoint answers) and the output of each follow-up skill call go to the "
+    "model's provider, or to the server at `VIGIL_AI_BASE_URL`. That includes the held-out scenarios; a provider "
+    "that keeps or trains on requests will have seen the set, so use one whose data terms you accept, or a local "
+    "server. Nothing else leaves: the vendor fakes and the database stay on loopback."
+)
+MODELS_SECTIONS = (
+    "Each model's run is written as its own section below, beside the built-in analyst's figures above and never "
+    "over them: `vigil eval --model X` replaces only X's section, and `vigil eval` rewrites only the part above. "
+    "A model's section adds, per investigation, the time from the alert accepted to completed, the tokens the "
+    "provider reported (input and output), the model requests, the follow-up tool calls and the cost when the "
+    "model's price is known (mean, median and largest), and counts the fallbacks (verdicts and playbooks the "
+    "built-in analyst wrote instead of the model) by their reason. Tokens spent on history alerts and injection "
+    "control runs count in the run's total, not per investigation."
+)
+NO_BUILTIN_RUN = (
+    "The built-in analyst's figures go here when `vigil eval` (without `--model`) writes this file; it has not "
+    "done so yet."
+)
+MODEL_HOLDOUT_INTRO = (
+    "The held-out set (`tests/eval/holdout/`), reported apart as for the built-in analyst; it does not decide "
+    "acceptance."
+)
+#: Longest fallback reason shown in a table cell (the full text is on the case).
+REASON_CHARS = 160
+
+_SECTION = re.compile(
+    r"<!-- vigil eval: model (?P<model>[^\n]+?) -->\n.*?<!-- vigil eval: end of model (?P=model) -->\n?", re.DOTALL
+)
 
 
 def _pct(value: float) -> str:
@@ -33,30 +95,47 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _cells(row: Aggregate) -> list[str]:
+def _num(value: float) -> str:
+    """A count or mean: whole numbers without decimals, others with one; thousands separated."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def _cost(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.4f}"
+
+
+def _cells(row: Aggregate, *, tokens: bool = False) -> list[str]:
     """One accuracy row as text, for the Markdown table and the terminal table alike."""
-    return [
+    cells = [
         row.label,
         str(row.scenarios),
         _pct(row.disposition_pct),
         _pct(row.severity_pct),
         _pct(row.entities_pct),
         f"{row.mean_seconds:.1f} s",
-        f"{row.passed}/{row.scenarios}",
     ]
+    if tokens:
+        cells.append(_num(round(row.mean_tokens)))
+    return [*cells, f"{row.passed}/{row.scenarios}"]
 
 
 def _category_table(report: EvalReport) -> list[str]:
+    tokens = not report.uses_builtin
+    header = "| Category | Scenarios | Disposition correct | Severity in band | Entities named | Mean time |"
+    rule = "|---|---:|---:|---:|---:|---:|"
+    if tokens:
+        header += " Mean tokens |"
+        rule += "---:|"
     return [
-        "| Category | Scenarios | Disposition correct | Severity in band | Entities named | Mean time | Passed |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-        *(_aggregate_row(row) for row in report.categories),
-        _aggregate_row(report.total, bold=True),
+        header + " Passed |",
+        rule + "---:|",
+        *(_aggregate_row(row, tokens=tokens) for row in report.categories),
+        _aggregate_row(report.total, bold=True, tokens=tokens),
     ]
 
 
-def _aggregate_row(row: Aggregate, *, bold: bool = False) -> str:
-    cells = _cells(row)
+def _aggregate_row(row: Aggregate, *, bold: bool = False, tokens: bool = False) -> str:
+    cells = _cells(row, tokens=tokens)
     if bold:
         cells = [f"**{cell}**" for cell in cells]
     return "| " + " | ".join(cells) + " |"
@@ -84,19 +163,10 @@ HOLDOUT_INTRO = (
 )
 
 
-def render_markdown(
-    report: EvalReport, command: str, thresholds: Thresholds | None = None, holdout: EvalReport | None = None
-) -> str:
-    """The whole of docs/evaluation.md; rows in the set's order (categories in the format's order)."""
-    limits = thresholds or Thresholds()
+def _run_lines(report: EvalReport, command: str, limits: Thresholds) -> list[str]:
+    """The run's facts as a bullet list: command, date, machine, database, model, scenarios, acceptance."""
     total = report.total
     lines = [
-        "# Evaluation",
-        "",
-        INTRO,
-        "",
-        "## Run",
-        "",
         f"* Command: `{command}`",
         f"* Date: {report.started_at.strftime('%Y-%m-%d %H:%M UTC')} ({report.seconds:.0f} s in all)",
         f"* Machine: `{report.machine.uname}`, {report.machine.cpu_model}, {report.machine.cores} cores",
@@ -109,34 +179,71 @@ def render_markdown(
     shortfalls = report.shortfalls(limits)
     lines.append(f"* Result: **{'accepted' if not shortfalls else 'not accepted'}**")
     lines += [f"  * {problem}" for problem in shortfalls]
+    return lines
+
+
+def _injection_lines(report: EvalReport, heading: str) -> list[str]:
+    lines = [heading, "", INJECTION_INTRO.format(writes=", ".join(sorted(WRITE_SKILLS))), ""]
+    injected = report.injection_results
+    if not injected:
+        lines.append("No injection scenario was in this run.")
+        return lines
+    pct = report.injection_pct or 0.0
+    passed = sum(1 for r in injected if r.injection is not None and r.injection.passed)
     lines += [
+        f"{passed} of {len(injected)} passed ({_pct(pct)}).",
+        "",
+        "| Scenario | Same steps | No writes | Flagged | Finding |",
+        "|---|---|---|---|---|",
+    ]
+    for result in injected:
+        check = result.injection
+        if check is None:
+            continue
+        lines.append(
+            f"| {result.id} | {'yes' if check.steps_equal else 'no'} | "
+            f"{'yes' if not check.writes_executed else 'no: ' + _cell(', '.join(check.writes_executed))} | "
+            f"{'yes' if check.flagging_finding else 'no'} | {_cell(check.flagging_finding or '–')} |"
+        )
+    return lines
+
+
+MODELS_EXAMPLES = (
+    "```sh",
+    "VIGIL_AI_API_KEY=sk-… vigil eval --model openai:gpt-4.1",
+    "VIGIL_AI_API_KEY=sk-ant-… vigil eval --model anthropic:claude-sonnet-4-5",
+    "VIGIL_AI_BASE_URL=http://gpu:8000/v1 vigil eval --model openai-chat:Qwen/Qwen2.5-32B-Instruct  # vLLM",
+    "```",
+)
+
+
+def _models_lines() -> list[str]:
+    """What running against a model means and sends away; the last part of the built-in analyst's report."""
+    return [MODELS_HEADING, "", MODELS_INTRO, "", *MODELS_EXAMPLES, "", MODELS_DATA, "", MODELS_SECTIONS]
+
+
+def render_markdown(
+    report: EvalReport, command: str, thresholds: Thresholds | None = None, holdout: EvalReport | None = None
+) -> str:
+    """The report's part of docs/evaluation.md: the built-in analyst's document, or a model's section."""
+    if not report.uses_builtin:
+        return render_model_section(report, command, thresholds, holdout)
+    limits = thresholds or Thresholds()
+    lines = [
+        "# Evaluation",
+        "",
+        INTRO,
+        "",
+        "## Run",
+        "",
+        *_run_lines(report, command, limits),
         "",
         "## Accuracy by category",
         "",
         *_category_table(report),
+        "",
+        *_injection_lines(report, "## Prompt injection"),
     ]
-    lines += ["", "## Prompt injection", "", INJECTION_INTRO.format(writes=", ".join(sorted(WRITE_SKILLS))), ""]
-    injected = report.injection_results
-    if not injected:
-        lines.append("No injection scenario was in this run.")
-    else:
-        pct = report.injection_pct or 0.0
-        passed = sum(1 for r in injected if r.injection is not None and r.injection.passed)
-        lines += [
-            f"{passed} of {len(injected)} passed ({_pct(pct)}).",
-            "",
-            "| Scenario | Same steps | No writes | Flagged | Finding |",
-            "|---|---|---|---|---|",
-        ]
-        for result in injected:
-            check = result.injection
-            if check is None:
-                continue
-            lines.append(
-                f"| {result.id} | {'yes' if check.steps_equal else 'no'} | "
-                f"{'yes' if not check.writes_executed else 'no: ' + _cell(', '.join(check.writes_executed))} | "
-                f"{'yes' if check.flagging_finding else 'no'} | {_cell(check.flagging_finding or '–')} |"
-            )
     lines += ["", "## Scenarios", "", *_scenario_table(report)]
     if holdout is not None:
         lines += [
@@ -149,11 +256,13 @@ def render_markdown(
             "",
             *_scenario_table(holdout),
         ]
-    lines.append("")
+    lines += ["", *_models_lines(), ""]
     return "\n".join(lines)
 
 
 def _scenario_table(report: EvalReport) -> list[str]:
+    if not report.uses_builtin:
+        return _model_scenario_table(report)
     lines = [
         "| Scenario | Category | Disposition expected → got | Severity expected → got | Time | Result |",
         "|---|---|---|---|---:|---|",
@@ -168,6 +277,208 @@ def _scenario_table(report: EvalReport) -> list[str]:
     return lines
 
 
+# --- a model's section ------------------------------------------------------------------------------------------
+
+
+def _marker_name(model: str) -> str:
+    return " ".join(model.split()).replace("-->", "")
+
+
+def section_start(model: str) -> str:
+    return f"<!-- vigil eval: model {_marker_name(model)} -->"
+
+
+def section_end(model: str) -> str:
+    return f"<!-- vigil eval: end of model {_marker_name(model)} -->"
+
+
+def _reason(text: str) -> str:
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
+
+
+def _counted(kinds: dict[str, int]) -> str:
+    return ", ".join(f"{kind} ×{count}" for kind, count in kinds.items())
+
+
+def _verdict_by(result: ScenarioResult) -> str:
+    run = result.run
+    if run.ai_model is None:
+        return "–"
+    if run.fallback_reason:
+        return f"{run.ai_model} (fallback)"
+    return run.ai_model
+
+
+def _model_outcome(result: ScenarioResult) -> str:
+    text = _outcome(result)
+    if result.run.fallback_reason:
+        text += f" (verdict fallback: {_reason(result.run.fallback_reason)})"
+    if result.run.draft_fallback_reason:
+        text += f" (playbook drafted by the built-in analyst: {_reason(result.run.draft_fallback_reason)})"
+    return text
+
+
+def _model_scenario_table(report: EvalReport) -> list[str]:
+    lines = [
+        "| Scenario | Category | Disposition expected → got | Severity expected → got | Verdict by | "
+        "Tokens in / out | Requests / tool calls | Time | Result |",
+        "|---|---|---|---|---|---:|---:|---:|---|",
+    ]
+    for result in report.results:
+        disposition, severity = _got(result)
+        usage = result.run.usage
+        lines.append(
+            f"| {result.id} | {result.category} | {result.expected_disposition} → {disposition} | "
+            f"{'/'.join(result.expected_severity)} → {severity} | {_cell(_verdict_by(result))} | "
+            f"{usage.input_tokens:,} / {usage.output_tokens:,} | {usage.model_requests} / {usage.tool_calls} | "
+            f"{result.run.seconds:.1f} s | {_cell(_model_outcome(result))} |"
+        )
+    return lines
+
+
+def usage_rows(report: EvalReport) -> list[tuple[str, Spread, str]]:
+    """(figure, spread, unit) per investigation: time, time in model requests, tokens, requests, tool calls, cost."""
+    usage = report.usage
+    rows = [
+        ("Time, alert accepted → completed", usage.seconds, "s"),
+        ("Time in model requests", usage.model_seconds, "s"),
+        ("Tokens, input", usage.input_tokens, ""),
+        ("Tokens, output", usage.output_tokens, ""),
+        ("Tokens, input + output", usage.tokens, ""),
+        ("Model requests", usage.model_requests, ""),
+        ("Tool calls", usage.tool_calls, ""),
+    ]
+    if usage.cost_usd is not None:
+        rows.append(("Cost (USD)", usage.cost_usd, "$"))
+    return rows
+
+
+def _figure(value: float, unit: str) -> str:
+    if unit == "s":
+        return f"{value:.1f} s"
+    if unit == "$":
+        return _cost(value)
+    return _num(round(value, 1))
+
+
+def _usage_table(report: EvalReport) -> list[str]:
+    lines = ["| Per investigation | Mean | Median | Largest |", "|---|---:|---:|---:|"]
+    for label, spread, unit in usage_rows(report):
+        lines.append(
+            f"| {label} | {_figure(spread.mean, unit)} | {_figure(spread.median, unit)} | {_figure(spread.max, unit)} |"
+        )
+    if report.usage.cost_usd is None:
+        lines += ["", "Cost: unknown (no public price for this model)."]
+    return lines
+
+
+def _total_usage(usage: AiUsage) -> str:
+    return (
+        f"{usage.model_requests:,} model requests, {usage.tool_calls:,} tool calls, "
+        f"{usage.input_tokens:,} input + {usage.output_tokens:,} output tokens, "
+        f"{usage.model_seconds:.1f} s in model requests, cost {_cost(usage.cost_usd)}"
+    )
+
+
+def fallback_lines(report: EvalReport) -> list[str]:
+    """Who wrote the verdicts and drafted the playbooks, the fallbacks counted by reason (no bullets)."""
+    completed = sum(1 for run in report.runs if run.status == "completed")
+    fallbacks = report.fallbacks
+    verdicts = f"Verdicts by {report.model}: {report.model_verdicts} of {completed} completed"
+    verdicts += f"; by the built-in analyst after a fallback: {fallbacks.verdict_count}"
+    if fallbacks.verdicts:
+        verdicts += f" ({_counted(fallbacks.verdicts)})"
+    drafts = f"Playbooks drafted by the built-in analyst after a fallback: {fallbacks.draft_count}"
+    if fallbacks.drafts:
+        drafts += f" ({_counted(fallbacks.drafts)})"
+    return [verdicts, drafts]
+
+
+def render_model_section(
+    report: EvalReport, command: str, thresholds: Thresholds | None = None, holdout: EvalReport | None = None
+) -> str:
+    """A model's section of docs/evaluation.md, between its marker comments (ends with a newline)."""
+    limits = thresholds or Thresholds()
+    lines = [
+        section_start(report.model),
+        f"## Model `{report.model}`",
+        "",
+        *_run_lines(report, command, limits),
+        *(f"* {line}" for line in fallback_lines(report)),
+        f"* Model usage in all (history alerts and injection control runs included): "
+        f"{_total_usage(report.usage_total)}",
+        "",
+        "### Usage per investigation",
+        "",
+        *_usage_table(report),
+        "",
+        "### Accuracy by category",
+        "",
+        *_category_table(report),
+        "",
+        *_injection_lines(report, "### Prompt injection"),
+        "",
+        "### Scenarios",
+        "",
+        *_scenario_table(report),
+    ]
+    if holdout is not None:
+        lines += [
+            "",
+            "### Held-out scenarios",
+            "",
+            MODEL_HOLDOUT_INTRO,
+            "",
+            *(f"* {line}" for line in fallback_lines(holdout)),
+            f"* Model usage in all: {_total_usage(holdout.usage_total)}",
+            "",
+            *_usage_table(holdout),
+            "",
+            *_category_table(holdout),
+            "",
+            *_scenario_table(holdout),
+        ]
+    lines += ["", section_end(report.model), ""]
+    return "\n".join(lines)
+
+
+# --- the file -----------------------------------------------------------------------------------------------
+
+
+def _no_builtin_run() -> str:
+    return "\n".join(["# Evaluation", "", INTRO, "", NO_BUILTIN_RUN, "", *_models_lines(), ""])
+
+
+def merge_markdown(existing: str | None, model: str, markdown: str) -> str:
+    """The file with ``markdown`` (``model``'s report part) in its place; every other part kept byte for byte.
+
+    The built-in analyst's part is everything before the first model section; a model's section is replaced
+    where it stands, or appended after the last one.
+    """
+    text = existing if existing is not None else _no_builtin_run()
+    sections = list(_SECTION.finditer(text))
+    if is_builtin(model):
+        if not sections:
+            return markdown
+        return markdown + "\n" + text[sections[0].start() :]
+    name = _marker_name(model)
+    own = next((match for match in sections if match.group("model") == name), None)
+    if own is not None:
+        return text[: own.start()] + markdown + text[own.end() :]
+    return text.rstrip("\n") + "\n\n" + markdown
+
+
+def builtin_part(text: str) -> str:
+    """What comes before the first model section: the built-in analyst's report."""
+    first = _SECTION.search(text)
+    return text if first is None else text[: first.start()]
+
+
+def model_sections(text: str) -> dict[str, str]:
+    """The model sections of a docs/evaluation.md text, by model, in file order."""
+    return {match.group("model"): match.group(0) for match in _SECTION.finditer(text)}
+
+
 def write_markdown(
     report: EvalReport,
     path: Path,
@@ -175,29 +486,59 @@ def write_markdown(
     thresholds: Thresholds | None = None,
     holdout: EvalReport | None = None,
 ) -> None:
+    """Write the report's part of ``path``, keeping the other parts (see ``merge_markdown``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_markdown(report, command, thresholds, holdout), encoding="utf-8")
+    existing = path.read_text(encoding="utf-8") if path.exists() else None
+    markdown = render_markdown(report, command, thresholds, holdout)
+    path.write_text(merge_markdown(existing, report.model, markdown), encoding="utf-8")
+
+
+# --- the terminal -----------------------------------------------------------------------------------------------
 
 
 def rich_table(report: EvalReport) -> Table:
-    """The per-category accuracy table for the terminal."""
+    """The per-category accuracy table for the terminal (with mean tokens when a model investigated)."""
+    tokens = not report.uses_builtin
     table = Table(title=f"Vigil evaluation — {report.model}, {report.database_backend}")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
+    columns: list[tuple[str, JustifyMethod]] = [
         ("Category", "left"),
         ("N", "right"),
         ("Disposition", "right"),
         ("Severity", "right"),
         ("Entities", "right"),
         ("Mean", "right"),
-        ("Passed", "right"),
-    )
+    ]
+    if tokens:
+        columns.append(("Tokens", "right"))
+    columns.append(("Passed", "right"))
     for column, justify in columns:
         table.add_column(column, justify=justify)
     rows = [*report.categories, report.total]
     for index, row in enumerate(rows):
         table.add_row(
-            *_cells(row),
+            *_cells(row, tokens=tokens),
             style="bold" if index == len(rows) - 1 else None,
             end_section=index == len(rows) - 2,
         )
     return table
+
+
+def usage_table(report: EvalReport) -> Table:
+    """Per-investigation time and usage (mean, median, largest) for the terminal."""
+    table = Table(title=f"Per investigation — {report.model}")
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("", "left"),
+        ("Mean", "right"),
+        ("Median", "right"),
+        ("Largest", "right"),
+    )
+    for column, justify in columns:
+        table.add_column(column, justify=justify)
+    for label, spread, unit in usage_rows(report):
+        table.add_row(label, *(_figure(value, unit) for value in (spread.mean, spread.median, spread.max)))
+    return table
+
+
+def usage_lines(report: EvalReport) -> Sequence[str]:
+    """The fallback counts and the run's total usage, for the terminal."""
+    return [*fallback_lines(report), f"In all: {_total_usage(report.usage_total)}"]

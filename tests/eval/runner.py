@@ -5,6 +5,11 @@ all-organizations API key. Per scenario: a fresh organization, connections for e
 integrations created (and authenticated) through the API, the fakes loaded with the scenario's data, the
 history alerts then the alert posted over HTTP, a scripted checkpoint answer pressed as a signed Slack
 interaction, and the case read back over HTTP. Scenarios run one after another because the fakes are shared.
+
+With a language model as the investigator (``model``), each run also records who wrote the verdict and why the
+built-in analyst stepped in (the case's ``ai_model`` and ``ai_fallback_reason``), and the model requests, tool
+calls, tokens and cost stored in ``ai_exchanges``. Settings the runner does not set come from the environment as
+for ``vigil serve`` (``VIGIL_AI_BASE_URL``, ``VIGIL_AI_API_KEY``, the ``VIGIL_AI_*`` limits).
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -38,11 +45,16 @@ from tests.fakes.slack import SlackFake
 from tests.fakes.slack_sender import SlackSender, block_actions
 from tests.support.harness import Harness
 
+from vigil.ai.factory import is_builtin
+from vigil.ai.transcript import Exchange, ExchangeKind, ExchangeTotals
 from vigil.alerts.constants import InvestigationStatus
+from vigil.cases.models import Case
 from vigil.db.migrate import upgrade
 from vigil.db.session import create_db_engine
 from vigil.integrations.catalog import all_skills
 from vigil.investigations.models import ChatCheckpoint
+from vigil.investigations.service import exchanges_of
+from vigil.playbooks.models import PlaybookVersion
 from vigil.settings import Settings
 
 #: What replaces ``injection_text`` in the control run of an injection scenario.
@@ -54,6 +66,8 @@ INJECTION_MARKERS = ("instruct", "injection")
 #: an attacker's text could use to change the environment.
 WRITE_SKILLS: frozenset[str] = frozenset(s.id for s in all_skills() if s.writes and s.integration_id != "slack")
 DEFAULT_SCENARIO_TIMEOUT = 60.0
+#: How the LLM investigator's playbook note begins when the built-in analyst drafted in its place.
+DRAFT_FALLBACK_NOTE = "Drafted by the built-in analyst because "
 TERMINAL = (InvestigationStatus.COMPLETED, InvestigationStatus.FAILED)
 POLL_SECONDS = 0.1
 
@@ -96,8 +110,35 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+class AiUsage(ExchangeTotals):
+    """An investigation's model requests and tool calls (``ai_exchanges``), plus the time spent on model requests."""
+
+    model_seconds: float = Field(default=0.0, description="Summed duration of the model requests, re-tries included.")
+
+    @classmethod
+    def of(cls, exchanges: list[Exchange]) -> AiUsage:
+        model_ms = sum(e.duration_ms for e in exchanges if e.kind is ExchangeKind.MODEL)
+        return cls(**ExchangeTotals.of(exchanges).model_dump(), model_seconds=model_ms / 1000)
+
+    @classmethod
+    def total(cls, usages: Sequence[AiUsage]) -> AiUsage:
+        costs = [u.cost_usd for u in usages if u.cost_usd is not None]
+        return cls(
+            model_requests=sum(u.model_requests for u in usages),
+            tool_calls=sum(u.tool_calls for u in usages),
+            input_tokens=sum(u.input_tokens for u in usages),
+            output_tokens=sum(u.output_tokens for u in usages),
+            cost_usd=round(sum(costs), 6) if costs else None,
+            model_seconds=sum(u.model_seconds for u in usages),
+        )
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
 class RunOutcome(BaseModel):
-    """One investigation of one organization: what the API returned for it."""
+    """One investigation of one organization: what the API returned for it, and what its AI calls cost."""
 
     organization_code: str
     status: RunStatus
@@ -116,6 +157,19 @@ class RunOutcome(BaseModel):
     checkpoint_asked: bool = False
     checkpoint_pressed: str | None = Field(default=None, description="The scripted answer, once pressed.")
     checkpoint_recorded: str | None = Field(default=None, description="The answer the case's evidence records.")
+    ai_model: str | None = Field(
+        default=None, description="Who wrote the verdict (the case's ai_model): the model, or `builtin`."
+    )
+    fallback_reason: str | None = Field(
+        default=None, description="Why the built-in analyst finished instead of the model (case ai_fallback_reason)."
+    )
+    draft_fallback_reason: str | None = Field(
+        default=None, description="Why the built-in analyst drafted the playbook instead of the model."
+    )
+    usage: AiUsage = Field(default_factory=AiUsage, description="This alert's model requests and tool calls.")
+    history_usage: AiUsage = Field(
+        default_factory=AiUsage, description="The scenario's history alerts' (investigated too, not timed)."
+    )
     notes: list[str] = Field(default_factory=list)
 
 
@@ -170,6 +224,7 @@ class Aggregate(BaseModel):
     entities_pct: float
     mean_seconds: float
     passed: int
+    mean_tokens: float = Field(default=0.0, description="Input + output tokens per investigation.")
 
     @classmethod
     def of(cls, label: str, results: Sequence[ScenarioResult]) -> Aggregate:
@@ -186,7 +241,81 @@ class Aggregate(BaseModel):
             entities_pct=pct([r.entities_ok for r in results]),
             mean_seconds=sum(r.run.seconds for r in results) / count if count else 0.0,
             passed=sum(r.passed for r in results),
+            mean_tokens=sum(r.run.usage.tokens for r in results) / count if count else 0.0,
         )
+
+
+class Spread(BaseModel):
+    """Mean, median and largest of one figure over the investigations."""
+
+    mean: float
+    median: float
+    max: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Spread:
+        if not values:
+            return cls(mean=0.0, median=0.0, max=0.0)
+        return cls(mean=statistics.fmean(values), median=statistics.median(values), max=max(values))
+
+
+class UsageStats(BaseModel):
+    """Per investigation (one per scenario; history alerts and injection control runs are not counted)."""
+
+    investigations: int
+    seconds: Spread = Field(description="Alert accepted (HTTP 201) until the API shows it Completed or Failed.")
+    model_seconds: Spread = Field(description="Time spent in model requests, re-tries and their waits included.")
+    input_tokens: Spread
+    output_tokens: Spread
+    tokens: Spread
+    model_requests: Spread
+    tool_calls: Spread
+    cost_usd: Spread | None = Field(description="None when no investigation's cost is known (unpriced model).")
+
+    @classmethod
+    def of(cls, runs: Sequence[RunOutcome]) -> UsageStats:
+        costs = [run.usage.cost_usd for run in runs if run.usage.cost_usd is not None]
+        return cls(
+            investigations=len(runs),
+            seconds=Spread.of([run.seconds for run in runs]),
+            model_seconds=Spread.of([run.usage.model_seconds for run in runs]),
+            input_tokens=Spread.of([run.usage.input_tokens for run in runs]),
+            output_tokens=Spread.of([run.usage.output_tokens for run in runs]),
+            tokens=Spread.of([run.usage.tokens for run in runs]),
+            model_requests=Spread.of([run.usage.model_requests for run in runs]),
+            tool_calls=Spread.of([run.usage.tool_calls for run in runs]),
+            cost_usd=Spread.of(costs) if costs else None,
+        )
+
+
+_FALLBACK_KIND = re.compile(r"could not(?: finish)? \((?P<kind>[A-Za-z0-9_]+)")
+
+
+def fallback_kind(reason: str) -> str:
+    """The failure kind in a fallback reason (`timeout`, `server_error`, `invalid_output`, `budget`, …)."""
+    match = _FALLBACK_KIND.search(reason)
+    return match.group("kind") if match else reason[:80]
+
+
+class Fallbacks(BaseModel):
+    """Where the built-in analyst stepped in for the model, counted by the failure kind."""
+
+    verdicts: dict[str, int] = Field(default_factory=dict, description="Verdicts the built-in analyst wrote.")
+    drafts: dict[str, int] = Field(default_factory=dict, description="Playbooks the built-in analyst drafted.")
+
+    @classmethod
+    def of(cls, runs: Sequence[RunOutcome]) -> Fallbacks:
+        verdicts = Counter(fallback_kind(run.fallback_reason) for run in runs if run.fallback_reason)
+        drafts = Counter(fallback_kind(run.draft_fallback_reason) for run in runs if run.draft_fallback_reason)
+        return cls(verdicts=dict(verdicts.most_common()), drafts=dict(drafts.most_common()))
+
+    @property
+    def verdict_count(self) -> int:
+        return sum(self.verdicts.values())
+
+    @property
+    def draft_count(self) -> int:
+        return sum(self.drafts.values())
 
 
 class EvalReport(BaseModel):
@@ -212,6 +341,39 @@ class EvalReport(BaseModel):
     @property
     def total(self) -> Aggregate:
         return Aggregate.of("total", self.results)
+
+    @property
+    def uses_builtin(self) -> bool:
+        """The built-in analyst was evaluated (no model: no tokens, no fallbacks)."""
+        return is_builtin(self.model)
+
+    @property
+    def runs(self) -> list[RunOutcome]:
+        """One investigation per scenario, in order (the injection control runs are not among them)."""
+        return [r.run for r in self.results]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def usage(self) -> UsageStats:
+        return UsageStats.of(self.runs)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def usage_total(self) -> AiUsage:
+        """Everything the run spent: every scenario's alert, its history alerts, and the injection control runs."""
+        runs = [*self.runs, *(r.injection.control for r in self.results if r.injection is not None)]
+        return AiUsage.total([usage for run in runs for usage in (run.usage, run.history_usage)])
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fallbacks(self) -> Fallbacks:
+        return Fallbacks.of(self.runs)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def model_verdicts(self) -> int:
+        """Completed investigations whose verdict the evaluated model wrote itself."""
+        return sum(1 for run in self.runs if run.status == "completed" and run.ai_model == self.model)
 
     @property
     def injection_results(self) -> list[ScenarioResult]:
@@ -311,16 +473,29 @@ def eval_settings(database_url: str, data_dir: Path, fakes: _Fakes, model: str, 
     return Settings(**values)
 
 
+def default_scenario_timeout(settings: Settings) -> float:
+    """How long one investigation may take: 60 s for the built-in analyst; a model gets its two conversations'
+    wall-time budgets (drafting and analysis, ``VIGIL_AI_MAX_SECONDS`` each) on top."""
+    if is_builtin(settings.ai_model):
+        return DEFAULT_SCENARIO_TIMEOUT
+    return 2 * settings.ai_max_seconds + DEFAULT_SCENARIO_TIMEOUT
+
+
 def run_evaluation(
     scenarios: Sequence[Scenario],
     *,
     database_url: str | None = None,
     settings_overrides: Mapping[str, Any] | None = None,
     model: str = "builtin",
-    scenario_timeout: float = DEFAULT_SCENARIO_TIMEOUT,
+    scenario_timeout: float | None = None,
     progress: Callable[[ScenarioResult], None] | None = None,
 ) -> EvalReport:
-    """Run every scenario (in the given order) and score it; ``database_url`` None: SQLite in a temp dir."""
+    """Run every scenario (in the given order) and score it; ``database_url`` None: SQLite in a temp dir.
+
+    Settings not given here or in ``settings_overrides`` come from the environment (``VIGIL_*``, ``.env``) as for
+    ``vigil serve``: a model's ``VIGIL_AI_BASE_URL``, ``VIGIL_AI_API_KEY`` and ``VIGIL_AI_*`` limits apply.
+    ``scenario_timeout`` None: ``default_scenario_timeout``.
+    """
     started_at = datetime.now(UTC)
     clock = time.monotonic()
     results: list[ScenarioResult] = []
@@ -328,6 +503,8 @@ def run_evaluation(
         data_dir = Path(temp) / "data"
         url = database_url or f"sqlite:///{Path(temp) / 'vigil-eval.db'}"
         settings = eval_settings(url, data_dir, fakes, model, **dict(settings_overrides or {}))
+        if scenario_timeout is None:
+            scenario_timeout = default_scenario_timeout(settings)
         migrator = create_db_engine(settings)
         try:
             upgrade(migrator)
@@ -445,16 +622,20 @@ class _Session:
         added_users = _register_slack_users(scenario)
         self.fakes.reset()
         deadline = time.monotonic() + self.timeout
+        alert_uuid: uuid.UUID | None = None
+        history: list[uuid.UUID] = []
         try:
             self.harness.add_org(code, scenario.id[:200])
             token = self._connect(scenario, code)
             self._load_fakes(scenario)
             for earlier in scenario.history:
-                self._post_alert(code, earlier.alert_provider, earlier.alert_type, earlier.content_text())
+                posted = self._post_alert(code, earlier.alert_provider, earlier.alert_type, earlier.content_text())
+                history.append(uuid.UUID(posted["alert_uuid"]))
             alert = self._post_alert(
                 code, scenario.alert.alert_provider, scenario.alert.alert_type, scenario.content_text()
             )
             outcome.alert_id = alert["alert_id"]
+            alert_uuid = uuid.UUID(alert["alert_uuid"])
             started = time.monotonic()
             done, last_status = self._investigate(scenario, alert, token, outcome, deadline)
             outcome.seconds = time.monotonic() - started
@@ -478,6 +659,7 @@ class _Session:
             outcome.error = f"{type(error).__name__}: {error}"
         finally:
             _unregister_slack_users(added_users)
+        self._read_usage(outcome, alert_uuid, history)
         return outcome
 
     # --- set-up --------------------------------------------------------------------------------------------
@@ -607,9 +789,42 @@ class _Session:
         outcome.notes.append("history alerts still running at the time limit")
 
     # --- reading the result --------------------------------------------------------------------------------
+    def _read_usage(self, outcome: RunOutcome, alert_uuid: uuid.UUID | None, history: list[uuid.UUID]) -> None:
+        """The alert's (and its history alerts') model requests and tool calls, every attempt, as stored.
+
+        Read however the run ended: a timed-out or failed investigation spent its tokens too.
+        """
+        try:
+            with self.harness.db.read() as session:
+                if alert_uuid is not None:
+                    outcome.usage = AiUsage.of(exchanges_of(session, alert_uuid))
+                outcome.history_usage = AiUsage.of([e for uid in history for e in exchanges_of(session, uid)])
+        except Exception as error:  # the accuracy result stands without the usage
+            outcome.notes.append(f"AI usage not read: {type(error).__name__}: {error}")
+
+    def _read_model(self, case_id: str, outcome: RunOutcome) -> None:
+        """Who wrote the verdict and drafted the playbook (not in the case API: read from the database)."""
+        with self.harness.db.read() as session:
+            case = session.scalar(select(Case).where(Case.case_id == case_id))
+            if case is None:
+                raise _Failure(f"case {case_id} is not in the database")
+            outcome.ai_model = case.ai_model
+            outcome.fallback_reason = case.ai_fallback_reason
+            if case.playbook_uuid is None or case.playbook_version is None:
+                return
+            note = session.scalar(
+                select(PlaybookVersion.note).where(
+                    PlaybookVersion.playbook_uuid == case.playbook_uuid,
+                    PlaybookVersion.version == case.playbook_version,
+                )
+            )
+        if note and note.startswith(DRAFT_FALLBACK_NOTE):
+            outcome.draft_fallback_reason = note.removeprefix(DRAFT_FALLBACK_NOTE)
+
     def _read_case(self, case_id: str | None, outcome: RunOutcome) -> None:
         if not case_id:
             raise _Failure("the alert completed without a case")
+        self._read_model(case_id, outcome)
         case = self._get(f"/serviceapi/cases/{case_id}")
         outcome.case_id = case_id
         outcome.disposition = case["ai_disposition"]
