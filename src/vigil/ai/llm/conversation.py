@@ -240,6 +240,8 @@ class Conversation:
                     model_request(self.model, sent, model_request_parameters=parameters, instrument=False), timeout
                 )
             except Exception as error:
+                if isinstance(error, TimeoutError) and not str(error):
+                    error = TimeoutError(f"no response within {timeout:g} s")
                 verdict = classify_error(error)
                 wait = verdict.retry_after or self.limits.retry_backoff_seconds * (2**attempt)
                 wait = min(wait, self.limits.max_retry_after_seconds)

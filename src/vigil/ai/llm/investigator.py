@@ -29,6 +29,7 @@ from vigil.integrations.bridge import AsyncBridge
 from vigil.investigations.entities import Entities
 
 logger = logging.getLogger("vigil.ai")
+CLIENT_CLOSE_SECONDS = 5.0
 
 
 class LlmInvestigator:
@@ -44,6 +45,14 @@ class LlmInvestigator:
         self._secrets = (choice.api_key.get_secret_value(),) if choice.api_key is not None else ()
 
     def close(self) -> None:
+        """Close the provider client on the loop its connections live on, then stop that loop."""
+        client = getattr(self._llm, "client", None)
+        closing = getattr(client, "close", None)
+        if callable(closing):
+            try:
+                self._bridge.run(closing(), CLIENT_CLOSE_SECONDS)
+            except Exception:  # a client that cannot close cleanly must not stop the engine from stopping
+                logger.warning("model %s: its client did not close cleanly", self.model, exc_info=True)
         self._bridge.close()
 
     def _run_async(self, coroutine: Coroutine[Any, Any, ModelResponse], timeout: float) -> ModelResponse:
