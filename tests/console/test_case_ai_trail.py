@@ -9,62 +9,30 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.engine.conftest import engine_settings
-from tests.fakes.llm import OPENAI_KEY, ErrorReply, LlmFake, Reply, ToolCall, llm_fake, llm_server
+from tests.fakes.llm import ErrorReply, LlmFake, Reply, ToolCall, llm_fake, llm_server
 from tests.support.console import ConsoleStack, screenshot, sign_in
+from tests.support.llm import DRAFT, MODEL, RELATED, RELATED_TOOL, VERDICT, final, llm_settings
 from vigil.ai.transcript import Exchange, ExchangeKind, Stage
 from vigil.console.pages.ai_conversation import conversation, investigated_by
 
 __all__ = ["llm_fake", "llm_server"]
 
-MODEL = "openai-chat:gpt-test"
-RELATED = "Look up related alerts"
-RELATED_TOOL = "look_up_related_alerts"
 #: Attacker-written text in the alert: it must reach the page as text, never as markup.
 MARKUP = "<img src=x onerror=alert(1)>"
 SIGN_IN = json.dumps(
     {"userPrincipalName": "jdoe@acme.example", "ipAddress": "203.0.113.7", "result": "success", "userAgent": MARKUP}
 )
-DRAFT = {
-    "steps": [{"kind": "skill", "name": "Related alerts", "skill": RELATED, "inputs": {}}],
-    "rationale": "Repeated sign-ins from one address show whether this is a campaign.",
-}
-VERDICT = {
-    "disposition": "true_positive",
-    "severity": "high",
-    "confidence": 0.8,
-    "summary": "jdoe@acme.example signed in from 203.0.113.7, a known bad address.",
-    "key_findings": ["Sign-in from 203.0.113.7"],
-    "recommended_actions": ["Reset the password of jdoe@acme.example"],
-    "evidence": [{"step": "alert", "quote": "203.0.113.7", "finding": "the sign-in address"}],
-    "decisive_entities": ["jdoe@acme.example"],
-}
-
-
-def final(arguments: dict[str, Any], input_tokens: int, output_tokens: int) -> Reply:
-    return Reply(
-        tool_calls=(ToolCall("final_result", arguments),), input_tokens=input_tokens, output_tokens=output_tokens
-    )
 
 
 @pytest.fixture
 def stack(db_url: str, tmp_path: Path, llm_fake: LlmFake) -> Iterator[ConsoleStack]:
     """This module's Vigil investigates with the fake model (overrides the package's stack)."""
-    settings = engine_settings(
-        db_url,
-        tmp_path,
-        ai_model=MODEL,
-        ai_base_url=llm_fake.openai_base_url,
-        ai_api_key=OPENAI_KEY,
-        ai_retry_backoff_seconds=0.05,
-        ai_request_timeout_seconds=5.0,
-    )
+    settings = llm_settings(db_url, tmp_path, llm_fake)
     with ConsoleStack(settings) as running:
         yield running
 

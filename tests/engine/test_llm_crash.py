@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from tests.engine.test_llm_engine import DRAFT, SIGN_IN, VERDICT, is_draft
 from tests.engine.test_worker_crash import VIGIL, pg_url, wait_until_workers_run
 from tests.fakes.llm import OPENAI_KEY, LlmCall, LlmFake, Reply, ToolCall
 from tests.support.harness import Harness
+from tests.support.llm import DRAFT, SIGN_IN, VERDICT, is_draft
 from vigil.investigations.models import AiExchange
 from vigil.settings import Settings
 

@@ -12,64 +12,22 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from tests.engine.conftest import engine_settings
 from tests.engine.test_retries_and_defender import connect_defender
-from tests.fakes.llm import OPENAI_KEY, ErrorReply, LlmCall, LlmFake, Reply, ToolCall
+from tests.fakes.llm import ErrorReply, LlmCall, LlmFake, Reply, ToolCall
 from tests.fakes.mde import MdeFake
 from tests.support.harness import Harness
+from tests.support.llm import DRAFT, MODEL, RELATED, SIGN_IN, VERDICT, final, is_draft, llm_settings
 from vigil.cases.models import Case
 from vigil.investigations.models import AiExchange
 from vigil.orgs.models import Organization
 from vigil.orgs.service import get_organization_by_code
 from vigil.playbooks.models import Playbook, PlaybookVersion
 
-MODEL = "openai-chat:gpt-test"
-RELATED = "Look up related alerts"
-
-
-def llm_settings(db_url: str, tmp_path: Path, fake: LlmFake, **overrides: Any) -> Any:
-    values: dict[str, Any] = {
-        "ai_model": MODEL,
-        "ai_base_url": fake.openai_base_url,
-        "ai_api_key": OPENAI_KEY,
-        "ai_retry_backoff_seconds": 0.05,
-        "ai_request_timeout_seconds": 5.0,
-    }
-    values.update(overrides)
-    return engine_settings(db_url, tmp_path, **values)
-
 
 @pytest.fixture
 def llm_harness(db_url: str, tmp_path: Path, llm_fake: LlmFake) -> Iterator[Harness]:
     with Harness(llm_settings(db_url, tmp_path, llm_fake), engine=True) as harness:
         yield harness
-
-
-def final(arguments: dict[str, Any], *, input_tokens: int = 100, output_tokens: int = 20) -> Reply:
-    return Reply(
-        tool_calls=(ToolCall("final_result", arguments),), input_tokens=input_tokens, output_tokens=output_tokens
-    )
-
-
-DRAFT = {
-    "steps": [{"kind": "skill", "name": "Related alerts", "skill": RELATED, "inputs": {}}],
-    "rationale": "Repeated sign-ins from one address show whether this is a campaign.",
-}
-VERDICT = {
-    "disposition": "true_positive",
-    "severity": "high",
-    "confidence": 0.8,
-    "summary": "jdoe@acme.example signed in from 203.0.113.7, a known bad address.",
-    "key_findings": ["Sign-in from 203.0.113.7"],
-    "recommended_actions": ["Reset the password of jdoe@acme.example"],
-    "evidence": [{"step": "alert", "quote": "203.0.113.7", "finding": "the sign-in address"}],
-    "decisive_entities": ["jdoe@acme.example"],
-}
-SIGN_IN = json.dumps({"userPrincipalName": "jdoe@acme.example", "ipAddress": "203.0.113.7", "result": "success"})
-
-
-def is_draft(call: LlmCall) -> bool:
-    return "Draft the playbook now." in call.user_text
 
 
 def post(

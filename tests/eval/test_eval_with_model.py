@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.eval.report import (
@@ -25,39 +24,17 @@ from tests.eval.report import (
 )
 from tests.eval.runner import EvalReport, MachineInfo, RunOutcome, ScenarioResult, run_evaluation
 from tests.eval.scenario import Scenario, load_scenarios
-from tests.fakes.llm import OPENAI_KEY, ErrorReply, LlmCall, LlmFake, Reply, ToolCall, llm_fake, llm_server
+from tests.fakes.llm import OPENAI_KEY, ErrorReply, LlmCall, LlmFake, Reply, llm_fake, llm_server
+from tests.support.llm import DRAFT, MODEL, VERDICT, final, is_draft
 
 __all__ = ["llm_fake", "llm_server"]  # the provider fake's fixtures, used below
 
-MODEL = "openai-chat:gpt-test"
-RELATED = "Look up related alerts"
 #: A scenario without history, with a history alert (another type, so drafted and analysed too), and the one
 #: whose every verdict request fails.
 PLAIN = "phishing-reported-knowbe4-simulation"
 WITH_HISTORY = "identity-okta-service-account-stale-password"
 FAILING = "endpoint-eicar-av-test"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "evaluation.md"
-
-DRAFT: dict[str, Any] = {
-    "steps": [{"kind": "skill", "name": "Related alerts", "skill": RELATED, "inputs": {}}],
-    "rationale": "Earlier alerts of the organization show whether this is part of a campaign.",
-}
-VERDICT: dict[str, Any] = {
-    "disposition": "true_positive",
-    "severity": "high",
-    "confidence": 0.7,
-    "summary": "The model's fixed verdict.",
-    "key_findings": ["A fixed finding"],
-    "recommended_actions": [],
-    "evidence": [{"step": "alert", "quote": "the alert", "finding": "the alert itself"}],
-    "decisive_entities": [],
-}
-
-
-def _final(arguments: dict[str, Any], input_tokens: int, output_tokens: int) -> Reply:
-    return Reply(
-        tool_calls=(ToolCall("final_result", arguments),), input_tokens=input_tokens, output_tokens=output_tokens
-    )
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +63,11 @@ def test_eval_against_a_model_reports_tokens_time_and_fallbacks(
     failing_type = scenarios[FAILING].alert.alert_type
 
     def respond(call: LlmCall) -> Reply | ErrorReply:
-        if "Draft the playbook now." in call.user_text:
-            return _final(DRAFT, 700, 40)
+        if is_draft(call):
+            return final(DRAFT, 700, 40)
         if failing_type in call.user_text:
             return ErrorReply(status=500, message="LlmFake: the model is down")
-        return _final(VERDICT, 1100, 90)
+        return final(VERDICT, 1100, 90)
 
     fake.respond_with(respond)
 
