@@ -351,3 +351,21 @@ def test_an_organization_whose_model_key_no_longer_decrypts_is_investigated_by_t
     assert "is unavailable" in (case["ai_fallback_reason"] or ""), case["ai_fallback_reason"]
     (note,) = playbook_notes(llm_harness)
     assert note.startswith("Drafted by the built-in analyst because")
+
+
+def test_metrics_carry_ai_usage_per_organization_and_model(llm_harness: Harness, llm_fake: LlmFake) -> None:
+    llm_fake.script(
+        final(DRAFT, input_tokens=500, output_tokens=40),
+        Reply(tool_calls=(ToolCall("look_up_related_alerts", {}),), input_tokens=700, output_tokens=15),
+        final(VERDICT, input_tokens=900, output_tokens=80),
+    )
+    post(llm_harness)
+
+    text = llm_harness.client.get("/metrics").text
+
+    labels = f'model="{MODEL}",organization="ACME"'
+    assert f'vigil_ai_tokens_total{{direction="input",{labels}}} 2100.0' in text
+    assert f'vigil_ai_tokens_total{{direction="output",{labels}}} 135.0' in text
+    assert f'vigil_ai_model_requests_total{{{labels},outcome="ok"}} 3.0' in text
+    assert 'vigil_ai_tool_calls_total{organization="ACME",outcome="ok"} 1.0' in text
+    assert f"vigil_ai_investigations_total{{{labels}}} 1.0" in text
