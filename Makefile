@@ -1,6 +1,8 @@
 # The two commands of the README: `make run` and `make test`. Each creates the virtualenv it needs.
 PYTHON ?= python3
 VENV ?= .venv
+# pytest-xdist workers: one per core of the 2-core CI machine (the suite waits on I/O much of the time).
+PYTEST_WORKERS ?= 2
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
@@ -22,7 +24,7 @@ run: $(STAMP)
 test: $(STAMP)
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-chromium.sh
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 ## Static checks: ruff (lint + format) and mypy --strict.
 lint: $(STAMP)
