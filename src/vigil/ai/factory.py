@@ -35,6 +35,7 @@ class UnavailableModel:
     the built-in analyst investigates, and the playbook note and the case say why."""
 
     model = BUILTIN_MODEL
+    takes_tools = False
 
     def __init__(self, wanted: str, reason: str) -> None:
         self._why = f"{wanted or 'the configured model'} is unavailable: {reason}"

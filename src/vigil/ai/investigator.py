@@ -76,6 +76,8 @@ class Investigator(Protocol):
 
     #: The model string shown on cases and in metrics (`builtin`, `openai-chat:…`).
     model: str
+    #: Whether `analyze` may call skills as tools (the engine then offers the organization's read-only ones).
+    takes_tools: bool
 
     def draft_playbook(
         self,

@@ -6,6 +6,7 @@ their recorded results, and the interrupted step runs again (its evidence row is
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -259,7 +260,7 @@ def _skills_available(organization_uuid_text: str) -> str:
             integration_id=s.integration_id,
             writes=s.writes,
             purpose=s.purpose,
-            input_schema=s.input_model.model_json_schema(),
+            input_schema=_input_schema(s.input_model),
         )
         for s in all_skills()
         if s.integration_id in connected
@@ -268,6 +269,11 @@ def _skills_available(organization_uuid_text: str) -> str:
         for name, purpose in INTERNAL_SKILL_PURPOSES.items()
     ]
     return _SkillsAvailable(skills=skills, chat_ready=chat_ready).model_dump_json()
+
+
+@functools.cache
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
 
 
 def _investigator(organization_uuid: uuid.UUID) -> Investigator:
@@ -391,13 +397,16 @@ def _analyze(plan_json: str, records_json: str, position: int) -> str:
     plan = InvestigationPlan.model_validate_json(plan_json)
     organization_uuid = plan.organization_uuid or uuid.UUID(_organization_of(str(plan.alert_uuid)))
     evidence = service.as_evidence(_RECORDS.validate_json(records_json))
-    available = _SkillsAvailable.model_validate_json(_skills_available(str(organization_uuid)))
-    calls = AiCalls(
-        durable=_WorkflowCalls(str(plan.alert_uuid), plan.attempt),
-        tools=_FollowUps(plan),
-        tool_skills=[skill for skill in available.skills if not skill.writes],
-    )
-    analysis = _investigator(organization_uuid).analyze(plan.facts, plan.entities, evidence, calls)
+    investigator = _investigator(organization_uuid)
+    calls = AiCalls(durable=_WorkflowCalls(str(plan.alert_uuid), plan.attempt))
+    if investigator.takes_tools:
+        available = _SkillsAvailable.model_validate_json(_skills_available(str(organization_uuid)))
+        calls = AiCalls(
+            durable=calls.durable,
+            tools=_FollowUps(plan),
+            tool_skills=[skill for skill in available.skills if not skill.writes],
+        )
+    analysis = investigator.analyze(plan.facts, plan.entities, evidence, calls)
     return _record_analysis(plan_json, analysis.model_dump_json(), position)
 
 

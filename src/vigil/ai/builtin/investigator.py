@@ -18,6 +18,7 @@ class BuiltinInvestigator:
     """Classifies the alert, then drafts from the category's lookups and scores with documented rules."""
 
     model = BUILTIN_MODEL
+    takes_tools = False
 
     def draft_playbook(
         self,

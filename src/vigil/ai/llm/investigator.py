@@ -35,6 +35,8 @@ CLIENT_CLOSE_SECONDS = 5.0
 class LlmInvestigator:
     """Drafts and analyses with one configured model; `model` is its model string."""
 
+    takes_tools = True
+
     def __init__(self, choice: ModelChoice, limits: Limits, skill_inputs: Mapping[str, type[BaseModel]]) -> None:
         self.model = choice.model
         self._llm = build_model(choice, limits.request_timeout_seconds)
