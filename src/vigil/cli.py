@@ -90,6 +90,7 @@ def serve(
     """Run the API and console (SQLite in ./vigil-data unless VIGIL_DATABASE_URL is set)."""
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
+    _require_usable_model(settings)
     database = Database(settings)
     upgrade(database.engine)
     from vigil.app import create_app
@@ -116,6 +117,7 @@ def worker(
     if worker_id:
         settings = settings.model_copy(update={"executor_id": worker_id})
     configure_logging(settings.log_format, settings.log_level)
+    _require_usable_model(settings)
     database = Database(settings)
     upgrade(database.engine)
     engine = build_engine(settings, database, role="worker")
@@ -130,6 +132,22 @@ def worker(
     finally:
         engine.stop()
         database.dispose()
+
+
+def _require_usable_model(settings: Settings) -> None:
+    """Refuse to start on a `VIGIL_AI_MODEL` this build cannot use, with the reason instead of a traceback."""
+    from vigil.ai.errors import UnsupportedModelError
+    from vigil.ai.factory import get_investigator
+    from vigil.ai.llm.investigator import LlmInvestigator
+    from vigil.orgs.ai_model import service_choice
+
+    try:
+        investigator = get_investigator(service_choice(settings))
+    except UnsupportedModelError as error:
+        console.print(f"[red]error[/red]: {error}")
+        raise typer.Exit(2) from error
+    if isinstance(investigator, LlmInvestigator):
+        investigator.close()
 
 
 def _bootstrap_admin(settings: Settings, database: Database) -> None:

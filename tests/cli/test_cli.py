@@ -74,3 +74,15 @@ def test_alert_send_posts_to_a_running_server(cli_env: Settings, harness: Harnes
             '{"user": "jane"}',
         )
     assert '"alert_id": "ACME-OKTA-1"' in output
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_serve_and_worker_refuse_a_model_they_cannot_use(
+    cli_env: Settings, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.setenv("VIGIL_AI_MODEL", "nosuch:model")
+
+    result = runner.invoke(app, [command])
+
+    assert result.exit_code == 2, result.output
+    assert "AI model 'nosuch:model' cannot be used: Unknown provider: nosuch" in " ".join(result.output.split())

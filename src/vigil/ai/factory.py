@@ -67,7 +67,17 @@ class Investigators:
         self._by_choice: dict[ModelChoice, Investigator] = {}
         self._lock = threading.Lock()
 
+    def require(self, choice: ModelChoice) -> Investigator:
+        """The investigator for `choice`, raising `UnsupportedModelError` instead of falling back (start-up checks
+        of the service's own model: a misconfigured service must not start)."""
+        with self._lock:
+            investigator = self._by_choice.get(choice)
+            if investigator is None:
+                investigator = self._by_choice[choice] = get_investigator(choice, self._limits, self._skill_inputs)
+            return investigator
+
     def for_choice(self, choice: ModelChoice) -> Investigator:
+        """The investigator for `choice`; a model that cannot be used gives the built-in analyst, saying why."""
         with self._lock:
             investigator = self._by_choice.get(choice)
             if investigator is None:

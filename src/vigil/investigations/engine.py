@@ -70,7 +70,7 @@ class Engine:
     def start(self) -> None:
         self._claim_executor_id()
         self._investigators = Investigators(Limits.from_settings(self.settings), playbook_skill_inputs())
-        self._investigators.for_choice(service_choice(self.settings))  # an unusable model fails the start
+        self._investigators.require(service_choice(self.settings))  # an unusable model fails the start
         self._bridge = AsyncBridge()
         box = SecretBox.from_settings(self.settings)
         install_runtime(
