@@ -7,7 +7,13 @@ import re
 import httpx
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.console import ADMIN_EMAIL, DESKTOP, PHONE, ConsoleStack, screenshot, sign_in
+from tests.support.console import (
+    ADMIN_EMAIL,
+    DESKTOP,
+    ConsoleStack,
+    screenshots_at_both_sizes,
+    sign_in,
+)
 from vigil.auth import service as auth_service
 from vigil.orgs import service as orgs_service
 from vigil.users.schemas import Role
@@ -21,16 +27,6 @@ def _post_alert(stack: ConsoleStack, api_key: str, org: str, provider: str = "cl
         headers={"Cookie": f"Session={api_key}"},
         timeout=10,
     )
-
-
-def _shots(page: Page, name: str) -> None:
-    """The page at desktop size and at 390 px wide, with nothing sticking out sideways on the phone."""
-    screenshot(page, name)
-    page.set_viewport_size(PHONE)
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at 390px"
-    screenshot(page, f"{name}-phone")
-    page.set_viewport_size(DESKTOP)
 
 
 def _csrf(page: Page) -> str:
@@ -80,9 +76,9 @@ def test_admin_creates_organization_with_inline_errors_and_renames_it(admin_page
     expect(page).to_have_url(re.compile(r"/organizations\?renamed=ACME$"))
     expect(row).to_contain_text("Acme Holdings")
     expect(page.locator("#organizations tbody tr")).to_have_count(2)
-    _shots(page, "admin-organizations")
+    screenshots_at_both_sizes(page, "admin-organizations")
     row.get_by_role("link", name="Edit ACME").click()
-    _shots(page, "admin-organization-edit")
+    screenshots_at_both_sizes(page, "admin-organization-edit")
 
 
 def test_api_key_is_shown_once_works_for_its_organization_only_and_dies_when_revoked(
@@ -106,7 +102,7 @@ def test_api_key_is_shown_once_works_for_its_organization_only_and_dies_when_rev
     page.locator("input[name='organizations'][value='ACME']").check()
     page.get_by_label("Expires after (days)").fill("0")
     assert page.get_by_label("Expires after (days)").evaluate("input => input.validity.rangeUnderflow")
-    _shots(page, "admin-api-key-new")
+    screenshots_at_both_sizes(page, "admin-api-key-new")
     page.get_by_label("Expires after (days)").fill("30")
     with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/api-keys")) as answer:
         page.get_by_role("button", name="Create key").click()
@@ -116,7 +112,7 @@ def test_api_key_is_shown_once_works_for_its_organization_only_and_dies_when_rev
     api_key = page.locator("#new-api-key").inner_text().strip()
     assert re.fullmatch(r"vgl_live_[A-Za-z0-9_-]{40,}", api_key)
     expect(page.get_by_role("button", name="Copy key")).to_have_attribute("data-copy", "#new-api-key")
-    _shots(page, "admin-api-key-created")
+    screenshots_at_both_sizes(page, "admin-api-key-created")
 
     assert _post_alert(stack, api_key, "ACME").status_code == 201
     refused = _post_alert(stack, api_key, "BETA")
@@ -138,12 +134,12 @@ def test_api_key_is_shown_once_works_for_its_organization_only_and_dies_when_rev
     expect(row.locator("td").nth(7)).to_have_text("Active")
     html = page.request.get("/api-keys").text()
     assert prefix in html and api_key not in html and api_key[len(prefix) :] not in html
-    _shots(page, "admin-api-keys")
+    screenshots_at_both_sizes(page, "admin-api-keys")
 
     row.get_by_role("link", name="Revoke ACME SIEM forwarder").click()
     expect(page.get_by_role("heading", name="Revoke API key “ACME SIEM forwarder”?")).to_be_visible()
     revoke_url = page.url
-    _shots(page, "admin-api-key-revoke")
+    screenshots_at_both_sizes(page, "admin-api-key-revoke")
     page.get_by_role("button", name="Revoke key").click()
     expect(page).to_have_url(re.compile(r"/api-keys\?revoked="))
     expect(page.locator("#api-keys tbody tr").first.locator("td").nth(7)).to_have_text("Revoked")
@@ -222,13 +218,13 @@ def test_providers_can_be_added_renamed_and_disabled_which_intake_honours(
     cloudflare.get_by_role("button", name="Enable cloudflare").click()
     expect(cloudflare).to_contain_text("Enabled")
     assert _post_alert(stack, api_key, "ACME", "cloudflare").status_code == 201
-    _shots(page, "admin-providers")
+    screenshots_at_both_sizes(page, "admin-providers")
     cloudflare.get_by_role("link", name="Edit cloudflare").click()
     expect(page.get_by_role("button", name="Delete provider")).to_have_count(0)
 
     # A provider with alerts can only be disabled; an unused one can be deleted.
     page.goto("/providers/acme_edr/edit")
-    _shots(page, "admin-provider-edit")
+    screenshots_at_both_sizes(page, "admin-provider-edit")
     page.get_by_role("button", name="Delete provider").click()
     expect(page.get_by_role("alert")).to_have_text("acme_edr has alerts, so it cannot be deleted; disable it instead.")
     page.goto("/providers")
@@ -305,7 +301,7 @@ def test_checkpoint_timeout_service_wide_and_per_organization(admin_page: Page, 
     expect(page).to_have_url(re.compile(r"/settings\?saved=1$"))
     expect(page.locator("#timeout-effective")).to_contain_text("30 min (set here)")
     expect(page.get_by_text("by admin@")).to_be_visible()
-    _shots(page, "admin-settings")
+    screenshots_at_both_sizes(page, "admin-settings")
     with stack.db.read() as session:
         assert orgs_service.service_checkpoint_timeout(session) == 1800
 
@@ -323,7 +319,7 @@ def test_checkpoint_timeout_service_wide_and_per_organization(admin_page: Page, 
     expect(page).to_have_url(re.compile(r"/organizations/ACME/edit\?saved=timeout$"))
     expect(page.get_by_role("status")).to_contain_text("Checkpoint timeout saved")
     expect(page.locator("#timeout-effective")).to_contain_text("5 min (this organization's own)")
-    _shots(page, "admin-organization-timeout")
+    screenshots_at_both_sizes(page, "admin-organization-timeout")
     page.goto("/settings")
     expect(page.locator("#checkpoint-timeout")).to_contain_text("ACME 5 min")
     with stack.db.read() as session:

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.console import DESKTOP, PHONE, ConsoleStack, screenshot, sign_in
+from tests.support.console import DESKTOP, ConsoleStack, screenshots_at_both_sizes, sign_in
 from vigil.integrations.secrets import SecretBox
 from vigil.orgs.ai_model import KEY_FIELD, set_override
 from vigil.orgs.service import get_organization
@@ -30,15 +30,6 @@ def _stored(stack: ConsoleStack, code: str = "ACME") -> tuple[str | None, str | 
     with stack.db.read() as session:
         organization = get_organization(session, code)
         return organization.ai_model, organization.ai_base_url, organization.ai_api_key
-
-
-def _shots(page: Page, name: str) -> None:
-    screenshot(page, name)
-    page.set_viewport_size(PHONE)
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at 390px"
-    screenshot(page, f"{name}-phone")
-    page.set_viewport_size(DESKTOP)
 
 
 def test_admin_sets_keeps_removes_and_clears_an_organization_model(admin_page: Page, stack: ConsoleStack) -> None:
@@ -83,7 +74,7 @@ def test_admin_sets_keeps_removes_and_clears_an_organization_model(admin_page: P
     expect(key).to_have_value("")
     expect(key).to_have_attribute("placeholder", "a key is stored · leave blank to keep")
     assert SECRET not in page.content() and SECRET not in page.request.get("/organizations/ACME/edit").text()
-    _shots(page, "admin-organization-ai-model")
+    screenshots_at_both_sizes(page, "admin-organization-ai-model")
     stored_model, stored_url, token = _stored(stack)
     assert (stored_model, stored_url) == (LOCAL_MODEL, LOCAL_URL) and token is not None and SECRET not in token
     assert SecretBox.from_settings(stack.settings).decrypt(token)[KEY_FIELD] == SECRET
@@ -120,7 +111,7 @@ def test_settings_shows_the_service_wide_model_and_who_has_their_own(admin_page:
     expect(section).to_contain_text(f"BETA {LOCAL_MODEL}")
     expect(section).not_to_contain_text("ACME")
     assert SECRET not in page.content()
-    _shots(page, "admin-settings-ai-model")
+    screenshots_at_both_sizes(page, "admin-settings-ai-model")
     section.get_by_role("link", name="BETA").click()
     expect(page).to_have_url(re.compile(r"/organizations/BETA/edit#ai-model$"))
     expect(page.locator("#model-effective")).to_have_text(f"{LOCAL_MODEL} (this organization's own)")

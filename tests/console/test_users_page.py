@@ -6,20 +6,17 @@ import re
 
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.support.console import ADMIN_EMAIL, DESKTOP, PASSWORD, PHONE, ConsoleStack, screenshot, sign_in
+from tests.support.console import (
+    ADMIN_EMAIL,
+    DESKTOP,
+    PASSWORD,
+    ConsoleStack,
+    screenshots_at_both_sizes,
+    sign_in,
+)
 
 ANALYST = "dana.analyst@acme.example"
 NEW_PASSWORD = "dana picks her own passphrase"
-
-
-def _shots(page: Page, name: str) -> None:
-    """The page at desktop size and at 390 px wide, with nothing sticking out sideways on the phone."""
-    screenshot(page, name)
-    page.set_viewport_size(PHONE)
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at 390px"
-    screenshot(page, f"{name}-phone")
-    page.set_viewport_size(DESKTOP)
 
 
 def _fresh_context(browser: Browser, stack: ConsoleStack) -> BrowserContext:
@@ -41,7 +38,7 @@ def _invite_analyst(page: Page) -> str:
     )
     expect(page.get_by_label("Email")).to_have_value(ANALYST)
     page.locator("input[name='organizations'][value='ACME']").check()
-    _shots(page, "users-invite")
+    screenshots_at_both_sizes(page, "users-invite")
     with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/users")) as answer:
         page.get_by_role("button", name="Invite user").click()
     assert answer.value.headers["cache-control"] == "no-store"
@@ -49,7 +46,7 @@ def _invite_analyst(page: Page) -> str:
     expect(page.get_by_role("button", name="Copy password")).to_have_attribute("data-copy", "#one-time-password")
     one_time = page.locator("#one-time-password").inner_text().strip()
     assert len(one_time) >= 12
-    _shots(page, "users-password-shown")
+    screenshots_at_both_sizes(page, "users-password-shown")
     return one_time
 
 
@@ -94,7 +91,7 @@ def test_invited_analyst_chooses_a_password_sees_only_their_organization_and_is_
     analyst.get_by_label("Repeat new password").fill(NEW_PASSWORD + " typo")
     analyst.get_by_role("button", name="Save password and continue").click()
     expect(analyst.get_by_role("alert")).to_have_text("The two new passwords differ.")
-    _shots(analyst, "users-choose-password")
+    screenshots_at_both_sizes(analyst, "users-choose-password")
     analyst.get_by_label("One-time password").fill(one_time)
     analyst.get_by_label("New password", exact=True).fill(NEW_PASSWORD)
     analyst.get_by_label("Repeat new password").fill(NEW_PASSWORD)
@@ -164,19 +161,19 @@ def test_admin_edits_role_and_organizations_and_resets_a_password(
     admin.get_by_label("Name", exact=True).fill("Dana Viewer")
     admin.get_by_role("button", name="Save changes").click()
     expect(admin.get_by_role("status")).to_have_text("Changes saved.")
-    _shots(admin, "users-edit")
+    screenshots_at_both_sizes(admin, "users-edit")
     admin.goto("/users")
     row = admin.locator(f"#users tr[data-user='{ANALYST}']")
     expect(row).to_contain_text("Dana Viewer")
     expect(row).to_contain_text("Viewer")
     expect(row).to_contain_text("BETA")
     expect(row).not_to_contain_text("ACME")
-    _shots(admin, "users-list")
+    screenshots_at_both_sizes(admin, "users-list")
 
     # A reset hands out a new one-time password, shown once, and the old one stops working.
     admin.goto(user_url)
     admin.get_by_role("link", name="Reset password…").click()
-    _shots(admin, "users-reset-confirm")
+    screenshots_at_both_sizes(admin, "users-reset-confirm")
     with admin.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/reset-password")) as answer:
         admin.get_by_role("button", name="Reset password").click()
     assert answer.value.headers["cache-control"] == "no-store"

@@ -99,3 +99,13 @@ def screenshot(page: Page, name: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def screenshots_at_both_sizes(page: Page, name: str) -> None:
+    """The page at desktop size and at 390 px wide, with nothing sticking out sideways on the phone."""
+    screenshot(page, name)
+    page.set_viewport_size(PHONE)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at 390px"
+    screenshot(page, f"{name}-phone")
+    page.set_viewport_size(DESKTOP)
