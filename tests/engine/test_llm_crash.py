@@ -43,6 +43,7 @@ def start_worker(db_url: str, tmp_path: Path, fake: LlmFake) -> subprocess.Popen
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_a_crash_between_model_calls_does_not_repeat_the_finished_call(
     pg_url: str, tmp_path: Path, llm_fake: LlmFake
 ) -> None:

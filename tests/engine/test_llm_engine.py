@@ -275,6 +275,7 @@ def test_a_model_that_times_out_is_finished_by_the_builtin_analyst_and_the_case_
     assert case["summary"] and case["ai_fallback_reason"] == reason
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(
     "llm_harness_overrides", [{"ai_max_retries": 3, "ai_retry_backoff_seconds": 5.0}], indirect=True
 )

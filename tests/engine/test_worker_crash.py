@@ -65,6 +65,7 @@ def wait_until_workers_run(harness: Harness, names: set[str], processes: list[su
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_killed_worker_work_is_taken_over_without_duplicates(pg_url: str, tmp_path: Path) -> None:
     settings = Settings(database_url=pg_url, data_dir=tmp_path / "api", rate_limit_burst=1000)
     workers = [start_worker(name, pg_url, tmp_path) for name in ("worker-a", "worker-b")]

@@ -95,6 +95,7 @@ def test_find_account_by_email_keeps_exact_matches_only(push_fake: PushFake) -> 
     assert missing == {"found": False, "accounts": []}
 
 
+@pytest.mark.serial
 def test_fifty_calls_never_exceed_ten_in_any_second(push_fake: PushFake) -> None:
     async def body(http: OutboundClient) -> None:
         ctx = context(http, push_values(push_fake), Endpoints(), connection_key="push-conn")
