@@ -89,8 +89,8 @@ def serve(
 ) -> None:
     """Run the API and console (SQLite in ./vigil-data unless VIGIL_DATABASE_URL is set)."""
     settings = get_settings()
-    configure_logging(settings.log_format, settings.log_level)
     _require_usable_model(settings)
+    configure_logging(settings.log_format, settings.log_level)
     database = Database(settings)
     upgrade(database.engine)
     from vigil.app import create_app
@@ -116,8 +116,8 @@ def worker(
     settings = get_settings()
     if worker_id:
         settings = settings.model_copy(update={"executor_id": worker_id})
-    configure_logging(settings.log_format, settings.log_level)
     _require_usable_model(settings)
+    configure_logging(settings.log_format, settings.log_level)
     database = Database(settings)
     upgrade(database.engine)
     engine = build_engine(settings, database, role="worker")
