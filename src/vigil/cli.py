@@ -134,20 +134,20 @@ def worker(
         database.dispose()
 
 
-def _require_usable_model(settings: Settings) -> None:
-    """Refuse to start on a `VIGIL_AI_MODEL` this build cannot use, with the reason instead of a traceback."""
+def _require_usable_model(settings: Settings, model: str | None = None) -> None:
+    """Refuse to start on a model this build cannot use (`VIGIL_AI_MODEL`, or `model` with the same key and base
+    URL), with the reason instead of a traceback."""
     from vigil.ai.errors import UnsupportedModelError
-    from vigil.ai.factory import get_investigator
-    from vigil.ai.llm.investigator import LlmInvestigator
+    from vigil.ai.factory import check_usable
     from vigil.orgs.ai_model import service_choice
 
+    if model is not None:
+        settings = settings.model_copy(update={"ai_model": model})
     try:
-        investigator = get_investigator(service_choice(settings))
+        check_usable(service_choice(settings))
     except UnsupportedModelError as error:
         console.print(f"[red]error[/red]: {error}")
         raise typer.Exit(2) from error
-    if isinstance(investigator, LlmInvestigator):
-        investigator.close()
 
 
 def _bootstrap_admin(settings: Settings, database: Database) -> None:
@@ -666,23 +666,12 @@ def eval_command(
     Exits 1 when the totals miss the acceptance thresholds (disposition and severity 90 %, entities and
     injection 100 %), 2 when the set, a scenario id or the model is not found.
     """
-    from vigil.ai.errors import UnsupportedModelError
     from vigil.ai.factory import is_builtin
-    from vigil.ai.llm.connect import build_model
-    from vigil.orgs.ai_model import service_choice
 
     settings = get_settings()
-    configure_logging(settings.log_format, "WARNING")
     chosen_model = model or settings.ai_model
-    if not is_builtin(chosen_model):
-        try:  # the model string and key as the runner's engine will see them (the same environment)
-            build_model(
-                service_choice(settings.model_copy(update={"ai_model": chosen_model})),
-                settings.ai_request_timeout_seconds,
-            )
-        except UnsupportedModelError as error:
-            console.print(f"[red]error[/red]: investigator model {chosen_model!r} is not supported: {error}")
-            raise typer.Exit(2) from error
+    _require_usable_model(settings, chosen_model)  # with the key and base URL the runner's engine will see
+    configure_logging(settings.log_format, "WARNING")
     runner, report = _load_eval_set(set_dir)
     scenario_module = importlib.import_module(runner.__name__.rsplit(".", 1)[0] + ".scenario")
     scenarios = _select_scenarios(scenario_module, set_dir.expanduser().resolve(), fast, scenario or [])

@@ -12,6 +12,7 @@ from vigil.ai.builtin.investigator import BUILTIN_MODEL
 from vigil.ai.errors import UnsupportedModelError
 from vigil.ai.investigator import AiCalls, Drafted, Investigator
 from vigil.ai.llm.config import Limits, ModelChoice
+from vigil.ai.llm.connect import build_model
 from vigil.ai.llm.investigator import LlmInvestigator
 from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
 from vigil.investigations.entities import Entities
@@ -19,6 +20,13 @@ from vigil.investigations.entities import Entities
 
 def is_builtin(model: str) -> bool:
     return model.strip().lower() == BUILTIN_MODEL
+
+
+def check_usable(choice: ModelChoice) -> None:
+    """Raise `UnsupportedModelError` for a model this build cannot use (unknown provider, no key), without
+    starting anything: the start-up checks, `vigil eval` and a saved organization override all ask this."""
+    if not is_builtin(choice.model):
+        build_model(choice, request_timeout_seconds=1.0)
 
 
 def get_investigator(

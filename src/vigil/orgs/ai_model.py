@@ -17,9 +17,9 @@ from pydantic import SecretStr
 from sqlalchemy.orm import Session
 
 from vigil.ai.errors import UnsupportedModelError
-from vigil.ai.factory import is_builtin
+from vigil.ai.factory import check_usable, is_builtin
 from vigil.ai.llm.config import ModelChoice
-from vigil.ai.llm.connect import OPENAI_PROVIDERS, build_model
+from vigil.ai.llm.connect import OPENAI_PROVIDERS
 from vigil.auth.schemas import Principal
 from vigil.db.base import epoch_now
 from vigil.errors import Forbidden, NotFound, ValidationFailed
@@ -82,10 +82,8 @@ def check_model(model: str, base_url: str | None, api_key: str | None) -> None:
             code="unsupported_ai_model",
             details=[{"field": "ai_model"}],
         )
-    if is_builtin(model):
-        return
     try:
-        build_model(choice(model, base_url, api_key), request_timeout_seconds=1.0)
+        check_usable(choice(model, base_url, api_key))
     except UnsupportedModelError as error:
         raise ValidationFailed(
             f"{error} (An organization's own model takes its key as ai_api_key and its server as ai_base_url.)",
