@@ -26,7 +26,7 @@ from vigil.errors import Forbidden, NotFound, ValidationFailed
 from vigil.integrations.secrets import SecretBox
 from vigil.orgs.models import Organization
 from vigil.orgs.schemas import MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, OrganizationDetail
-from vigil.orgs.service import get_organization, get_organization_by_code
+from vigil.orgs.service import authorize_organization, get_organization, get_organization_by_code
 from vigil.settings import Settings
 
 logger = logging.getLogger("vigil.orgs")
@@ -162,16 +162,12 @@ def set_override(
 
 
 def _visible_organization(session: Session, principal: Principal, code: str) -> Organization:
-    """The organization a path names: a restricted key gets 403 for an unknown or another tenant's code alike, so it
-    cannot probe which tenants exist; a key for all organizations gets 404 for an unknown one."""
+    """The organization a path names, under the shared tenancy rule (`authorize_organization`: a restricted key
+    gets 403 alike for an unknown or another tenant's code); an unknown one in a path is 404 for operator staff."""
     organization = get_organization_by_code(session, code)
-    if not principal.all_organizations and (
-        organization is None or not principal.can_access(organization.organization_uuid)
-    ):
-        raise principal.forbidden(code.strip().upper())
-    if organization is None:
+    if organization is None and principal.all_organizations:
         raise NotFound(f"No organization {code.strip().upper()}.", code="organization_not_found")
-    return organization
+    return authorize_organization(principal, code.strip().upper(), organization)
 
 
 def organization_detail(session: Session, principal: Principal, code: str, settings: Settings) -> OrganizationDetail:
