@@ -28,26 +28,25 @@ def reencrypt_all(db: Database, box: SecretBox) -> int:
             session.execute(text("LOCK TABLE organizations IN SHARE ROW EXCLUSIVE MODE"))
         count = 0
         for connection in session.scalars(select(Connection)):
-            try:
-                connection.secret_values = box.rotate(connection.secret_values)
-            except InvalidToken:
-                raise SecretsUndecryptable(
-                    f"Connection '{connection.name}' cannot be decrypted with any configured key; "
-                    "rotation stopped and nothing was changed.",
-                ) from None
+            connection.secret_values = _rotated(box, connection.secret_values, f"Connection '{connection.name}'")
             count += 1
         model_keys = 0
         for organization in session.scalars(select(Organization).where(Organization.ai_api_key.is_not(None))):
-            try:
-                organization.ai_api_key = box.rotate(organization.ai_api_key or "")
-            except InvalidToken:
-                raise SecretsUndecryptable(
-                    f"The AI model key of organization {organization.organization_code} cannot be decrypted with any "
-                    "configured key; rotation stopped and nothing was changed.",
-                ) from None
+            what = f"The AI model key of organization {organization.organization_code}"
+            organization.ai_api_key = _rotated(box, organization.ai_api_key or "", what)
             model_keys += 1
         logger.info("secrets re-encrypted connections=%d organization_model_keys=%d", count, model_keys)
         return count
+
+
+def _rotated(box: SecretBox, token: str, what: str) -> str:
+    """`token` under the newest key; one that no configured key decrypts stops the whole rotation unchanged."""
+    try:
+        return box.rotate(token)
+    except InvalidToken:
+        raise SecretsUndecryptable(
+            f"{what} cannot be decrypted with any configured key; rotation stopped and nothing was changed."
+        ) from None
 
 
 def stale_connections(db: Database, box: SecretBox) -> list[str]:
