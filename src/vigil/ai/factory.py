@@ -15,6 +15,7 @@ from vigil.ai.llm.config import Limits, ModelChoice
 from vigil.ai.llm.connect import build_model
 from vigil.ai.llm.investigator import LlmInvestigator
 from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
+from vigil.integrations.bridge import AsyncBridge
 from vigil.investigations.entities import Entities
 
 
@@ -30,12 +31,15 @@ def check_usable(choice: ModelChoice) -> None:
 
 
 def get_investigator(
-    choice: ModelChoice, limits: Limits | None = None, skill_inputs: Mapping[str, type[BaseModel]] | None = None
+    choice: ModelChoice,
+    limits: Limits | None = None,
+    skill_inputs: Mapping[str, type[BaseModel]] | None = None,
+    bridge: AsyncBridge | None = None,
 ) -> Investigator:
     """The built-in analyst for `builtin`; an LLM investigator otherwise (`UnsupportedModelError` if unusable)."""
     if is_builtin(choice.model):
         return BuiltinInvestigator()
-    return LlmInvestigator(choice, limits or Limits(), skill_inputs or {})
+    return LlmInvestigator(choice, limits or Limits(), skill_inputs or {}, bridge)
 
 
 class UnavailableModel:
@@ -69,9 +73,12 @@ class UnavailableModel:
 class Investigators:
     """One investigator per model choice, built on first use and kept (clients and their pools are reused)."""
 
-    def __init__(self, limits: Limits, skill_inputs: Mapping[str, type[BaseModel]]) -> None:
+    def __init__(
+        self, limits: Limits, skill_inputs: Mapping[str, type[BaseModel]], bridge: AsyncBridge | None = None
+    ) -> None:
         self._limits = limits
         self._skill_inputs = skill_inputs
+        self._bridge = bridge
         self._by_choice: dict[ModelChoice, Investigator] = {}
         self._lock = threading.Lock()
 
@@ -81,7 +88,9 @@ class Investigators:
         with self._lock:
             investigator = self._by_choice.get(choice)
             if investigator is None:
-                investigator = self._by_choice[choice] = get_investigator(choice, self._limits, self._skill_inputs)
+                investigator = self._by_choice[choice] = get_investigator(
+                    choice, self._limits, self._skill_inputs, self._bridge
+                )
             return investigator
 
     def for_choice(self, choice: ModelChoice) -> Investigator:
@@ -90,7 +99,7 @@ class Investigators:
             investigator = self._by_choice.get(choice)
             if investigator is None:
                 try:
-                    investigator = get_investigator(choice, self._limits, self._skill_inputs)
+                    investigator = get_investigator(choice, self._limits, self._skill_inputs, self._bridge)
                 except UnsupportedModelError as error:
                     return UnavailableModel(choice.model, str(error))
                 self._by_choice[choice] = investigator

@@ -69,9 +69,10 @@ class Engine:
 
     def start(self) -> None:
         self._claim_executor_id()
-        self._investigators = Investigators(Limits.from_settings(self.settings), playbook_skill_inputs())
-        self._investigators.require(service_choice(self.settings))  # an unusable model fails the start
         self._bridge = AsyncBridge()
+        # Model requests run on the same event-loop thread as skills: one loop and connection pool per process.
+        self._investigators = Investigators(Limits.from_settings(self.settings), playbook_skill_inputs(), self._bridge)
+        self._investigators.require(service_choice(self.settings))  # an unusable model fails the start
         box = SecretBox.from_settings(self.settings)
         install_runtime(
             EngineRuntime(

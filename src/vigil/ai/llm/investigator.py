@@ -37,17 +37,26 @@ class LlmInvestigator:
 
     takes_tools = True
 
-    def __init__(self, choice: ModelChoice, limits: Limits, skill_inputs: Mapping[str, type[BaseModel]]) -> None:
+    def __init__(
+        self,
+        choice: ModelChoice,
+        limits: Limits,
+        skill_inputs: Mapping[str, type[BaseModel]],
+        bridge: AsyncBridge | None = None,
+    ) -> None:
+        """`bridge`: the process's event-loop thread (the engine's, shared with skills); without one the
+        investigator runs its own and stops it on `close`."""
         self.model = choice.model
         self._llm = build_model(choice, limits.request_timeout_seconds)
         self._limits = limits
         self._skill_inputs = skill_inputs
         self._builtin = BuiltinInvestigator()
-        self._bridge = AsyncBridge()
+        self._owns_bridge = bridge is None
+        self._bridge = bridge or AsyncBridge()
         self._secrets = (choice.api_key.get_secret_value(),) if choice.api_key is not None else ()
 
     def close(self) -> None:
-        """Close the provider client on the loop its connections live on, then stop that loop."""
+        """Close the provider client on the loop its connections live on (and stop that loop if it is ours)."""
         client = getattr(self._llm, "client", None)
         closing = getattr(client, "close", None)
         if callable(closing):
@@ -55,7 +64,8 @@ class LlmInvestigator:
                 self._bridge.run(closing(), CLIENT_CLOSE_SECONDS)
             except Exception:  # a client that cannot close cleanly must not stop the engine from stopping
                 logger.warning("model %s: its client did not close cleanly", self.model, exc_info=True)
-        self._bridge.close()
+        if self._owns_bridge:
+            self._bridge.close()
 
     def _run_async(self, coroutine: Coroutine[Any, Any, ModelResponse], timeout: float) -> ModelResponse:
         return self._bridge.run(coroutine, timeout)
