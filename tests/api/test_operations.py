@@ -56,3 +56,5 @@ def test_database_down_is_503_not_500_or_hang(harness: Harness, backend: str, db
         assert response.json()["error"]["code"] == "database_unavailable"
         assert response.headers["Retry-After"]
     assert harness.client.get("/healthz").status_code == 200
+    metrics = harness.client.get("/metrics")  # process metrics still answer; the database's AI usage is left out
+    assert metrics.status_code == 200 and 'vigil_alerts_ingested_total{alert_provider="cloudflare"}' in metrics.text

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy.exc import SQLAlchemyError
 
+from vigil.errors import DatabaseUnavailable
 from vigil.investigations.service import ai_usage
 from vigil.metrics import ai_usage_exposition
 from vigil.web.deps import DbDep
 
+logger = logging.getLogger("vigil.web")
 router = APIRouter(tags=["operations"])
 
 
@@ -25,6 +30,13 @@ def readyz(db: DbDep) -> dict[str, str]:
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
 def metrics(db: DbDep) -> Response:
-    with db.read() as session:
-        usage, investigations = ai_usage(session)
-    return Response(generate_latest() + ai_usage_exposition(usage, investigations), media_type=CONTENT_TYPE_LATEST)
+    """Process metrics always; AI usage (read from the database, so every worker counts) when the database
+    answers: an outage must not also blind the monitoring that reports it."""
+    body = generate_latest()
+    try:
+        with db.read() as session:
+            usage, investigations = ai_usage(session)
+        body += ai_usage_exposition(usage, investigations)
+    except (DatabaseUnavailable, SQLAlchemyError):
+        logger.warning("metrics: AI usage left out, the database did not answer")
+    return Response(body, media_type=CONTENT_TYPE_LATEST)
