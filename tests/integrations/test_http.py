@@ -14,7 +14,7 @@ from tests.fakes.mde import MdeFake
 from tests.fakes.push import PushFake
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.framework import Endpoints
-from vigil.integrations.http import RateLimit, RateLimiter, parse_retry_after
+from vigil.integrations.http import RateLimit, RateLimiter, Slot, parse_retry_after
 
 
 def test_retry_after_parses_seconds_and_http_dates() -> None:
@@ -76,11 +76,30 @@ def test_rate_limiter_allows_burst_then_spaces_and_caps_each_second() -> None:
     limiter = RateLimiter(RateLimit(rate=10, burst=5), clock=lambda: now[0])
     slots = []
     while len(slots) < 25:
-        wait = limiter.try_acquire()
-        if wait == 0:
+        granted = limiter.try_acquire()
+        if isinstance(granted, Slot):
+            limiter.finish(granted)  # an instant response: the vendor saw it at its send time
             slots.append(now[0])
-        now[0] += wait
+        else:
+            now[0] += granted
     assert slots[:5] == [100.0] * 5
     assert slots[5] == pytest.approx(100.1)
     for start in slots:
         assert sum(1 for s in slots if start <= s < start + 1.0) <= 10
+
+
+def test_rate_limiter_counts_a_request_until_its_response_is_in() -> None:
+    """A slow first request may reach the vendor late; the 11th waits a second past its response, not its send."""
+    now = [100.0]
+    limiter = RateLimiter(RateLimit(rate=10, burst=10, guard=0.0), clock=lambda: now[0])
+    in_flight = [limiter.try_acquire() for _ in range(10)]
+    assert all(isinstance(s, Slot) for s in in_flight)
+    now[0] = 101.5  # nothing answered yet: no new send, however long ago the ten left
+    assert limiter.try_acquire() == pytest.approx(0.1)
+    first = in_flight[0]
+    assert isinstance(first, Slot)
+    limiter.finish(first)  # arrived at the vendor at some time up to 101.5
+    assert limiter.try_acquire() == pytest.approx(1.0)
+    now[0] = 102.5
+    assert isinstance(limiter.try_acquire(), Slot)
+    assert limiter.try_acquire() == pytest.approx(0.1)  # the other nine are still in flight

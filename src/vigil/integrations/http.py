@@ -13,8 +13,8 @@ import random
 import threading
 import time
 import weakref
-from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from types import TracebackType
@@ -33,6 +33,7 @@ __all__ = [
     "RateLimit",
     "RateLimiter",
     "RetryPolicy",
+    "Slot",
     "TokenCache",
     "collect_pages",
     "follow_odata_next_links",
@@ -111,6 +112,12 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
 class RateLimiter:
     """GCRA token bucket plus a rolling one-second ceiling, shared by every caller of one key.
 
+    The ceiling cannot trust send times: network jitter may delay an early request's arrival at the vendor until
+    just after a later one's, and the vendor counts arrivals. A request's arrival is only known to lie between its
+    send and its response, so a sent request keeps its place in the window until its response (or failure) is in,
+    and for one second plus ``guard`` after that. At most ``rate`` requests are ever in that state, whatever the
+    network does.
+
     Each check is a short critical section under a thread lock (no awaits), so one limiter is safe across event
     loops and worker threads; callers sleep outside the lock and check again.
     """
@@ -124,29 +131,53 @@ class RateLimiter:
         self._tolerance = (limit.burst - 1) * self._interval
         self._ceiling = max(1, int(limit.rate))
         self._tat = 0.0
-        self._recent: deque[float] = deque(maxlen=self._ceiling)
+        self._window: list[Slot] = []
         self._lock = threading.Lock()
 
-    def try_acquire(self) -> float:
-        """Take a send slot now and return 0, or return how long to wait before trying again.
+    def try_acquire(self) -> Slot | float:
+        """Take a send slot now, or return how long to wait before trying again.
 
-        Only actual release times are recorded (not promised future slots), so a caller that wakes up late can
-        never make a later caller's request land inside the same rolling second.
+        Only actual send times count (not promised future slots), so a caller that wakes up late can never make a
+        later caller's request land inside the same rolling second.
         """
         with self._lock:
             now = self._clock()
+            horizon = now - 1.0 - self._limit.guard
+            self._window = [s for s in self._window if s.done is None or s.done > horizon]
             start = max(now, self._tat - self._tolerance)
-            if len(self._recent) == self._ceiling:
-                start = max(start, self._recent[0] + 1.0 + self._limit.guard)
+            if len(self._window) >= self._ceiling:
+                finished = [s.done for s in self._window if s.done is not None]
+                # All in flight: look again one interval later (a response frees a place a second after it).
+                start = max(start, min(finished) + 1.0 + self._limit.guard if finished else now + self._interval)
             if start > now:
                 return start - now
             self._tat = max(self._tat, now) + self._interval
-            self._recent.append(now)
-            return 0.0
+            slot = Slot(sent=now)
+            self._window.append(slot)
+            return slot
 
-    async def acquire(self) -> None:
-        while (delay := self.try_acquire()) > 0:  # noqa: ASYNC110 - waits for time, not for an event
-            await asyncio.sleep(delay)
+    def finish(self, slot: Slot) -> None:
+        """Mark the request's response (or failure) as in: the vendor has seen it by now, if ever."""
+        with self._lock:
+            slot.done = self._clock()
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Wait for a send slot, hold it around one request and release it when the request is over."""
+        while not isinstance(granted := self.try_acquire(), Slot):  # noqa: ASYNC110 - waits for time, not an event
+            await asyncio.sleep(granted)
+        try:
+            yield
+        finally:
+            self.finish(granted)
+
+
+@dataclass
+class Slot:
+    """One sent request in a limiter's window: when it left and when its response (or failure) came back."""
+
+    sent: float
+    done: float | None = None
 
 
 @dataclass
@@ -274,12 +305,11 @@ class OutboundClient:
         policy = self.retry
         for attempt in range(1, policy.max_attempts + 1):
             last = attempt == policy.max_attempts
-            if limiter is not None:
-                await limiter.acquire()
             try:
-                response = await self._client().request(
-                    method, url, headers=headers, params=params, json=json, data=data, content=content
-                )
+                async with limiter.slot() if limiter is not None else nullcontext():
+                    response = await self._client().request(
+                        method, url, headers=headers, params=params, json=json, data=data, content=content
+                    )
             except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
                 if last:
                     raise _transport_error(host, exc) from None
