@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from vigil import __version__
+from vigil.alerts.intake import IntakeLimits, IntakeWriter
 from vigil.alerts.router import router as alerts_router
 from vigil.auth.ratelimit import TokenBucketLimiter
 from vigil.cases.router import router as cases_router
@@ -52,6 +53,7 @@ def create_app(
         finally:
             if engine is not None:
                 await asyncio.to_thread(engine.stop)
+            await asyncio.to_thread(running.state.intake.close)
             await running.state.outbound.aclose()
             uninstall_waker(waker)
             waker.close()
@@ -68,6 +70,13 @@ def create_app(
     )
     app.state.settings = settings
     app.state.db = database
+    app.state.intake = IntakeWriter(
+        database,
+        IntakeLimits(
+            max_content_bytes=settings.max_alert_content_bytes,
+            idempotency_ttl_seconds=settings.idempotency_ttl_seconds,
+        ),
+    )
     app.state.rate_limiter = TokenBucketLimiter(settings.rate_limit_per_second, settings.rate_limit_burst)
     app.state.secret_box = SecretBox.from_settings(settings)
     app.state.endpoints = endpoints_from_settings(settings)

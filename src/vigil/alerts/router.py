@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Response
@@ -22,18 +23,10 @@ from vigil.alerts.schemas import (
 from vigil.errors import ValidationFailed
 from vigil.investigations import service as investigations
 from vigil.metrics import ALERTS_INGESTED, INTAKE_REJECTED
-from vigil.settings import Settings
-from vigil.web.deps import DbDep, EngineDep, PrincipalDep, SettingsDep
+from vigil.web.deps import DbDep, EngineDep, IntakeDep, PrincipalDep
 from vigil.web.openapi import ERROR_RESPONSES
 
 router = APIRouter(prefix="/serviceapi/alerts", tags=["alerts"], responses=ERROR_RESPONSES)
-
-
-def _limits(settings: Settings) -> service.IntakeLimits:
-    return service.IntakeLimits(
-        max_content_bytes=settings.max_alert_content_bytes,
-        idempotency_ttl_seconds=settings.idempotency_ttl_seconds,
-    )
 
 
 @router.post(
@@ -45,11 +38,10 @@ def _limits(settings: Settings) -> service.IntakeLimits:
         409: ERROR_RESPONSES[400] | {"description": "Idempotency-Key reused with another body"},
     },
 )
-def create_alert(
+async def create_alert(
     payload: AlertCreate,
     response: Response,
-    db: DbDep,
-    settings: SettingsDep,
+    intake: IntakeDep,
     principal: PrincipalDep,
     engine: EngineDep,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
@@ -60,21 +52,21 @@ def create_alert(
             code="invalid_idempotency_key",
             details=[{"field": "Idempotency-Key"}],
         )
-    result = service.create_alert(db, principal, payload, _limits(settings), idempotency_key)
-    if result.created:
-        ALERTS_INGESTED.labels(result.alert.alert_provider).inc()
-        if engine is not None and result.alert.alert_type:
+    stored = await asyncio.wrap_future(intake.create(principal, payload, idempotency_key))
+    if stored.created:
+        ALERTS_INGESTED.labels(stored.alert.alert_provider).inc()
+        if engine is not None and stored.alert.alert_type:
             engine.wake()
     else:
         response.status_code = 200
-    return AlertOut.model_validate(result.alert)
+    return stored.alert
 
 
 @router.post("/batch", summary="Create up to 500 alerts; one result per item")
-def create_alerts_batch(
-    payload: AlertBatchCreate, db: DbDep, settings: SettingsDep, principal: PrincipalDep, engine: EngineDep
+async def create_alerts_batch(
+    payload: AlertBatchCreate, intake: IntakeDep, principal: PrincipalDep, engine: EngineDep
 ) -> AlertBatchResult:
-    results = service.create_alerts_batch(db, principal, payload.alerts, _limits(settings))
+    results = await asyncio.wrap_future(intake.create_batch(principal, payload.alerts))
     if engine is not None:
         engine.wake()
     for item in results:

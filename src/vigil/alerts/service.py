@@ -1,131 +1,27 @@
-"""Alert intake and queries: validation, gap-free ids, idempotency, tenant scoping, timeline."""
+"""Alert queries and status changes: tenant scoping, timeline, transitions. Intake lives in `alerts.intake`."""
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import Select, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH, InvestigationStatus
-from vigil.alerts.models import Alert, AlertCounter, AlertEvent, IdempotencyRecord
-from vigil.alerts.schemas import AlertCreate, AlertFilters, BatchItemResult, ErrorBody
-from vigil.alerts.schemas import AlertOut as AlertOutSchema
+from vigil.alerts.models import Alert, AlertEvent
+from vigil.alerts.schemas import AlertFilters
 from vigil.auth.schemas import Principal
 from vigil.db.base import epoch_now
 from vigil.db.pagination import decode_cursor, encode_cursor, newest_first_page
-from vigil.db.session import Database
-from vigil.db.upsert import increment_counter
-from vigil.errors import Conflict, NotFound, PayloadTooLarge, ValidationFailed, VigilError, field_errors
+from vigil.errors import Conflict, NotFound, ValidationFailed
 from vigil.investigations.entities import Entities, extract_entities
 from vigil.investigations.models import InvestigationAttempt, InvestigationStep
-from vigil.orgs.models import Organization, Provider
-from vigil.orgs.service import (
-    authorize_organization,
-    get_enabled_provider,
-    get_organization_by_code,
-    organization_for,
-)
+from vigil.orgs.service import organization_for
 from vigil.playbooks.models import Playbook
-
-
-@dataclass(frozen=True)
-class IntakeLimits:
-    max_content_bytes: int
-    idempotency_ttl_seconds: int
-
-
-@dataclass(frozen=True)
-class IntakeResult:
-    alert: Alert
-    created: bool
-
-
-@dataclass
-class _TargetCache:
-    """Per-request memo of organization/provider lookups (a batch names the same few many times)."""
-
-    organizations: dict[str, Organization | None] = field(default_factory=dict)
-    providers: dict[str, Provider | None] = field(default_factory=dict)
-
-    def organization(self, session: Session, code: str) -> Organization | None:
-        if code not in self.organizations:
-            self.organizations[code] = get_organization_by_code(session, code)
-        return self.organizations[code]
-
-    def provider(self, session: Session, slug: str) -> Provider | None:
-        if slug not in self.providers:
-            self.providers[slug] = get_enabled_provider(session, slug)
-        return self.providers[slug]
-
-
-def create_alert(
-    db: Database,
-    principal: Principal,
-    payload: AlertCreate,
-    limits: IntakeLimits,
-    idempotency_key: str | None = None,
-) -> IntakeResult:
-    """E1. With an idempotency key, a replay returns the first alert (created=False)."""
-    request_hash = hashlib.sha256(payload.model_dump_json().encode()).hexdigest()
-    for attempt in range(2):
-        try:
-            with db.write() as session:
-                if idempotency_key is not None:
-                    existing = _replayed_alert(session, principal, idempotency_key, request_hash, limits)
-                    if existing is not None:
-                        return IntakeResult(existing, created=False)
-                organization = _authorize_target(session, principal, payload, limits, _TargetCache())
-                alert = _insert_alert(session, principal, payload, organization)
-                if idempotency_key is not None:
-                    session.add(
-                        IdempotencyRecord(
-                            api_key_uuid=principal.actor_uuid,
-                            idempotency_key=idempotency_key,
-                            request_hash=request_hash,
-                            alert_uuid=alert.alert_uuid,
-                            created_at=alert.created_at,
-                        )
-                    )
-                    session.flush()
-                return IntakeResult(alert, created=True)
-        except IntegrityError:
-            # Only a concurrent request with the same idempotency key can collide here; the
-            # whole transaction (counter included) rolled back, so re-run to answer as a replay.
-            if attempt == 1 or idempotency_key is None:
-                raise
-    raise AssertionError("unreachable")
-
-
-def create_alerts_batch(
-    db: Database, principal: Principal, items: Sequence[dict[str, Any]], limits: IntakeLimits
-) -> list[BatchItemResult]:
-    """Create many alerts in one transaction; each item succeeds or fails on its own merits."""
-    results: list[BatchItemResult] = []
-    cache = _TargetCache()
-    with db.write() as session:
-        for index, raw in enumerate(items):
-            try:
-                payload = AlertCreate.model_validate(raw)
-                organization = _authorize_target(session, principal, payload, limits, cache)
-            except ValidationError as error:
-                failure = ValidationFailed(
-                    "The alert is not valid.", details=field_errors(error.errors(include_url=False))
-                )
-                results.append(_failed_item(index, failure))
-                continue
-            except VigilError as error:
-                results.append(_failed_item(index, error))
-                continue
-            alert = _insert_alert(session, principal, payload, organization)
-            results.append(BatchItemResult(index=index, status=201, alert=AlertOutSchema.model_validate(alert)))
-    return results
 
 
 def list_alerts(
@@ -331,96 +227,6 @@ def _stored_entities(text: str) -> Entities | None:
         return Entities.model_validate_json(text)
     except ValidationError:
         return None
-
-
-def _failed_item(index: int, error: VigilError) -> BatchItemResult:
-    return BatchItemResult(
-        index=index,
-        status=error.status_code,
-        error=ErrorBody(code=error.code, message=error.message, details=error.details),
-    )
-
-
-def _authorize_target(
-    session: Session, principal: Principal, payload: AlertCreate, limits: IntakeLimits, cache: _TargetCache
-) -> Organization:
-    organization = authorize_organization(
-        principal, payload.organization_code, cache.organization(session, payload.organization_code)
-    )
-    if cache.provider(session, payload.alert_provider) is None:
-        raise ValidationFailed(
-            f"Unknown alert_provider {payload.alert_provider!r}; list valid values with GET /serviceapi/providers.",
-            code="unknown_alert_provider",
-            details=[{"field": "alert_provider", "value": payload.alert_provider}],
-        )
-    content_bytes = len(payload.alert_content.encode())
-    if content_bytes > limits.max_content_bytes:
-        raise PayloadTooLarge(
-            f"alert_content is {content_bytes} bytes; the limit is {limits.max_content_bytes} bytes.",
-            code="alert_content_too_large",
-            details=[{"field": "alert_content", "limit_bytes": limits.max_content_bytes}],
-        )
-    return organization
-
-
-def _replayed_alert(
-    session: Session, principal: Principal, key: str, request_hash: str, limits: IntakeLimits
-) -> Alert | None:
-    record = session.scalar(
-        select(IdempotencyRecord).where(
-            IdempotencyRecord.api_key_uuid == principal.actor_uuid, IdempotencyRecord.idempotency_key == key
-        )
-    )
-    if record is None:
-        return None
-    if record.created_at <= epoch_now() - limits.idempotency_ttl_seconds:
-        session.delete(record)
-        session.flush()
-        return None
-    if record.request_hash != request_hash:
-        raise Conflict(
-            "This Idempotency-Key was already used with a different request body.",
-            code="idempotency_key_conflict",
-        )
-    return session.scalar(select(Alert).where(Alert.alert_uuid == record.alert_uuid))
-
-
-def _insert_alert(session: Session, principal: Principal, payload: AlertCreate, organization: Organization) -> Alert:
-    sequence = increment_counter(
-        session,
-        AlertCounter,
-        {"organization_uuid": organization.organization_uuid, "alert_provider": payload.alert_provider},
-    )
-    now = epoch_now()
-    alert = Alert(
-        alert_uuid=uuid.uuid4(),
-        alert_id=f"{organization.organization_code}-{payload.alert_provider.upper()}-{sequence}",
-        organization_uuid=organization.organization_uuid,
-        organization_code=organization.organization_code,
-        alert_provider=payload.alert_provider,
-        alert_type=payload.alert_type,
-        alert_content=payload.alert_content,
-        created_at=now,
-        created_at_source=payload.created_at_source if payload.created_at_source is not None else now,
-        created_by=principal.actor_uuid,
-        modified_at=now,
-        investigation_status=InvestigationStatus.CREATED,
-        investigation_retry_count=0,
-    )
-    session.add(alert)
-    session.add(
-        AlertEvent(
-            alert_uuid=alert.alert_uuid,
-            at=now,
-            actor=principal.actor,
-            kind="created",
-            from_status=None,
-            to_status=InvestigationStatus.CREATED,
-            message="Alert received" + ("" if payload.alert_type else " without alert_type; not investigated"),
-        )
-    )
-    session.flush()
-    return alert
 
 
 def _scope_to_principal(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,6 +74,7 @@ class Database:
         self.engine = create_db_engine(settings)
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._write = sessionmaker(self.engine.execution_options(vigil_begin="IMMEDIATE"), expire_on_commit=False)
+        self._sqlite_writer = threading.RLock()  # reentrant: a write opened inside another on one thread
 
     @property
     def is_sqlite(self) -> bool:
@@ -86,8 +88,24 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A transaction that commits when the block ends normally and rolls back otherwise."""
-        with _unavailable_as_typed_error(), self._write() as session, session.begin():
+        with self._writer_turn(), _unavailable_as_typed_error(), self._write() as session, session.begin():
             yield session
+
+    @contextmanager
+    def _writer_turn(self) -> Iterator[None]:
+        """SQLite has one writer at a time: this process's writers queue on a lock, in order, instead of
+        polling the file lock (its busy handler sleeps and retries, so under load a waiting writer can lose
+        every race until it times out with "database is locked"). Another process still meets the file lock
+        and its busy timeout. The wait is bounded: past the busy timeout the caller gets a 503 to retry."""
+        if not self.is_sqlite:
+            yield
+            return
+        if not self._sqlite_writer.acquire(timeout=self.settings.sqlite_busy_timeout_ms / 1000):
+            raise DatabaseUnavailable("The database is busy with other writes; retry shortly.")
+        try:
+            yield
+        finally:
+            self._sqlite_writer.release()
 
     def ping(self) -> None:
         with self.read() as session:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from vigil.alerts.intake import IntakeWriter
 from vigil.auth import service as auth_service
 from vigil.auth.ratelimit import TokenBucketLimiter
 from vigil.auth.schemas import Principal
@@ -43,6 +44,11 @@ def get_principal(request: Request, db: Annotated[Database, Depends(get_db)]) ->
     return principal
 
 
+def get_intake(request: Request) -> IntakeWriter:
+    intake: IntakeWriter = request.app.state.intake
+    return intake
+
+
 def get_engine(request: Request) -> Engine | None:
     """The in-process investigation engine, if this process runs one."""
     engine: Engine | None = request.app.state.engine
@@ -53,3 +59,4 @@ DbDep = Annotated[Database, Depends(get_db)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 EngineDep = Annotated["Engine | None", Depends(get_engine)]
+IntakeDep = Annotated[IntakeWriter, Depends(get_intake)]
