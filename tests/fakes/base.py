@@ -6,6 +6,7 @@ the way the vendor does and answers with the vendor's documented bodies.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -67,12 +68,15 @@ class FakeVendor(ABC):
         self.requests: list[RecordedRequest] = []
         self._failures: deque[InjectedFailure] = deque()
         self._lock = threading.Lock()
+        #: Seconds every request waits before it is answered, as a distant vendor would (benchmarks); 0 = none.
+        self.latency_seconds = 0.0
 
     # --- test controls -------------------------------------------------------------------------------------
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
             self._failures.clear()
+        self.latency_seconds = 0.0
 
     def fail_next(
         self,
@@ -111,6 +115,8 @@ class FakeVendor(ABC):
             with self._lock:
                 self.requests.append(recorded)
                 failure = self._take_failure(recorded.path)
+            if self.latency_seconds > 0:
+                await asyncio.sleep(self.latency_seconds)
             if failure is not None:
                 if failure.plain_text:
                     return PlainTextResponse(str(failure.body), failure.status, headers=failure.headers)
