@@ -222,6 +222,8 @@ class Engine:
         with self.db.write() as session:
             row = session.get(WorkerHeartbeat, self.executor_id)
             alive = row is not None and row.last_seen > now - self.settings.dead_worker_seconds
+            if alive and row is not None and row.hostname == socket.gethostname() and not _pid_running(row.pid):
+                alive = False  # this host's previous process under this id died (killed, crashed): restart now
             if alive and row is not None and (row.hostname, row.pid) != (socket.gethostname(), os.getpid()):
                 raise Conflict(
                     f"Executor id {self.executor_id} is in use by pid {row.pid} on {row.hostname}; "
@@ -292,3 +294,14 @@ def build_engine(settings: Settings, db: Database, role: str) -> Engine:
         box=SecretBox.from_settings(settings), endpoints=endpoints_from_settings(settings), http=OutboundClient()
     )
     return Engine(settings, db, resolver, role)
+
+
+def _pid_running(pid: int) -> bool:
+    """Is a process with this id alive on this host? (Signal 0 checks without signalling.)"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
