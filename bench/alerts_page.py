@@ -22,7 +22,6 @@ import platform
 import random
 import re
 import statistics
-import subprocess
 import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -36,6 +35,7 @@ import psycopg
 from fastapi.testclient import TestClient
 from sqlalchemy import select, text
 
+from bench import machine
 from vigil.alerts.models import Alert
 from vigil.app import create_app
 from vigil.db.migrate import upgrade
@@ -117,12 +117,20 @@ def weighted(rng: random.Random, shares: dict[Any, float], count: int) -> list[A
 
 def seed(db: Database, url: str, total: int, rng: random.Random) -> dict[str, uuid.UUID]:
     """Organizations, playbooks and users through the services; the alerts themselves by COPY."""
+    organizations = seed_fixtures(db)
+    copy_alerts(url, organizations, total, rng)
+    return organizations
+
+
+def seed_fixtures(db: Database) -> dict[str, uuid.UUID]:
+    """The organizations (an existing one is reused), their playbooks, an admin and an analyst of BETA."""
     now = int(time.time())
     with db.write() as session:
-        organizations = {
-            code: orgs_service.create_organization(session, code, f"{code.title()} Corp").organization_uuid
-            for code in ORGANIZATIONS
-        }
+        organizations = {}
+        for code in ORGANIZATIONS:
+            existing = orgs_service.get_organization_by_code(session, code)
+            organization = existing or orgs_service.create_organization(session, code, f"{code.title()} Corp")
+            organizations[code] = organization.organization_uuid
         today = datetime.now(UTC)
         for code, organization_uuid in organizations.items():
             for provider in PROVIDERS:
@@ -144,10 +152,22 @@ def seed(db: Database, url: str, total: int, rng: random.Random) -> dict[str, uu
         users_service.create_user(
             session, email="analyst@bench.test", password=PASSWORD, role=Role.ANALYST, organization_codes=[ANALYST_ORG]
         )
+    return organizations
+
+
+def copy_alerts(url: str, organizations: dict[str, uuid.UUID], total: int, rng: random.Random) -> None:
+    """COPY `total` more alerts, numbered after those already stored (counters read first, written back)."""
+    now = int(time.time())
+    codes = {organization_uuid: code for code, organization_uuid in organizations.items()}
+    with psycopg.connect(url) as connection:
+        stored = connection.execute("SELECT organization_uuid, alert_provider, last_value FROM alert_counters")
+        counters = {(codes[o], p): int(v) for o, p, v in stored.fetchall() if o in codes}
+        first_case = connection.execute(
+            "SELECT organization_code, count(case_id) FROM alerts GROUP BY organization_code"
+        ).fetchall()
+    cases: dict[str, int] = {code: int(n) for code, n in first_case}
     orgs = weighted(rng, ORGANIZATIONS, total)
     statuses = weighted(rng, STATUSES, total)
-    counters: dict[tuple[str, str], int] = {}
-    cases: dict[str, int] = {}
     creator = uuid.uuid4()
     start = now - 30 * 86_400
     buffer = io.StringIO()
@@ -209,11 +229,11 @@ def seed(db: Database, url: str, total: int, rng: random.Random) -> dict[str, uu
                 copy.write(chunk)
         with connection.cursor() as cursor:
             cursor.executemany(
-                "INSERT INTO alert_counters (organization_uuid, alert_provider, last_value) VALUES (%s, %s, %s)",
+                "INSERT INTO alert_counters (organization_uuid, alert_provider, last_value) VALUES (%s, %s, %s) "
+                "ON CONFLICT (organization_uuid, alert_provider) DO UPDATE SET last_value = EXCLUDED.last_value",
                 [(organizations[code], provider, value) for (code, provider), value in counters.items()],
             )
         connection.execute("ANALYZE alerts")
-    return organizations
 
 
 def signed_in_client(app: Asgi, email: str) -> TestClient:
@@ -284,22 +304,11 @@ def explain(url: str, organizations: dict[str, uuid.UUID], middle_id: int) -> No
 
 
 def machine_facts(url: str) -> dict[str, str]:
-    with psycopg.connect(url) as connection:
-        row = connection.execute("SHOW server_version").fetchone()
-    version = row[0] if row else "?"
-    memory = "?"
-    meminfo = Path("/proc/meminfo")
-    if meminfo.exists():
-        kib = int(meminfo.read_text().split("\n")[0].split()[1])
-        memory = f"{kib / 1024 / 1024:.1f} GiB"
-    cpu = platform.processor() or platform.machine()
-    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    model = re.search(r"Model name:\s*(.+)", lscpu)
     return {
         "nproc": str(os.cpu_count()),
-        "cpu": model.group(1).strip() if model else cpu,
-        "ram": memory,
-        "postgresql": version,
+        "cpu": machine.cpu_model(),
+        "ram": machine.ram(),
+        "postgresql": machine.postgres_version(url),
         "python": platform.python_version(),
         "load average (1 min) after the run": f"{os.getloadavg()[0]:.2f}",
     }
