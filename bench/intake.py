@@ -12,7 +12,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bench import load
 from bench.report import Figure, measured
@@ -95,15 +95,9 @@ FULL = Plan(
     batch_levels=(2, 6),
     crowd=200,
 )
-SMOKE = Plan(
-    seconds=1,
-    warm_seconds=0,
-    calibrate_seconds=1,
-    probe_seconds=1,
-    idle_seconds=0.5,
-    levels=(8,),
-    batch_levels=(2,),
-    crowd=50,
+#: One second per wrk run, one connection level, no warm-up: every code path once, in seconds.
+SMOKE = replace(
+    FULL, seconds=1, warm_seconds=0, calibrate_seconds=1, idle_seconds=0.5, levels=(8,), batch_levels=(2,), crowd=50
 )
 
 
