@@ -12,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from vigil import __version__
 from vigil.alerts.intake import IntakeLimits, IntakeWriter
 from vigil.alerts.router import router as alerts_router
+from vigil.auth.known_keys import KnownKeys
 from vigil.auth.ratelimit import TokenBucketLimiter
 from vigil.cases.router import router as cases_router
 from vigil.console.errors import console_error_response
@@ -70,8 +71,10 @@ def create_app(
     )
     app.state.settings = settings
     app.state.db = database
+    app.state.known_keys = KnownKeys()
     app.state.intake = IntakeWriter(
         database,
+        app.state.known_keys,
         IntakeLimits(
             max_content_bytes=settings.max_alert_content_bytes,
             idempotency_ttl_seconds=settings.idempotency_ttl_seconds,

@@ -136,6 +136,35 @@ def test_revoked_key_is_401(harness: Harness) -> None:
     assert error_code(response) == "revoked_api_key"
 
 
+def test_key_revoked_after_use_stores_nothing_more(harness: Harness) -> None:
+    """Intake recognises a recently used key without a query; the storing transaction still checks it."""
+    harness.add_org("ACME")
+    single_key, batch_key = harness.add_key("ACME"), harness.add_key("ACME")
+
+    def batch() -> Any:
+        return harness.client.post(
+            "/serviceapi/alerts/batch",
+            json={"alerts": [harness.alert_body(), harness.alert_body()]},
+            headers={"Authorization": f"Bearer {batch_key.api_key}"},
+        )
+
+    assert harness.post_alert(single_key.api_key).status_code == 201
+    assert batch().json()["created"] == 2
+    harness.revoke(single_key)  # straight in the database, as `vigil apikey revoke` from another process does
+    harness.revoke(batch_key)
+    refused = harness.post_alert(single_key.api_key)
+    assert (refused.status_code, error_code(refused)) == (401, "revoked_api_key")
+    items = batch().json()["results"]
+    assert [(i["status"], i["error"]["code"]) for i in items] == [(401, "revoked_api_key")] * 2
+    # Refused once, the keys are no longer recognised on the request path: the whole request is a 401 now.
+    again = harness.post_alert(single_key.api_key)
+    assert (again.status_code, error_code(again)) == (401, "revoked_api_key")
+    assert (batch().status_code, error_code(batch())) == (401, "revoked_api_key")
+    admin = harness.add_key()
+    listed = harness.client.get("/serviceapi/alerts", headers={"Authorization": f"Bearer {admin.api_key}"})
+    assert len(listed.json()["alerts"]) == 3
+
+
 def test_expired_key_is_401(harness: Harness, expire_key: Any) -> None:
     harness.add_org("ACME")
     key = harness.add_key("ACME", expires_in_days=1)

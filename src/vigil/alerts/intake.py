@@ -30,7 +30,9 @@ from sqlalchemy.orm import Session
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert, AlertCounter, AlertEvent, IdempotencyRecord
 from vigil.alerts.schemas import AlertCreate, AlertOut, BatchItemResult, ErrorBody
+from vigil.auth.known_keys import KnownKeys
 from vigil.auth.schemas import Principal
+from vigil.auth.service import current_principals
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.db.upsert import increment_counter
@@ -83,8 +85,9 @@ class _Submission:
 class IntakeWriter:
     """The process's one intake writer thread, started on first use and stopped by `close`."""
 
-    def __init__(self, db: Database, limits: IntakeLimits) -> None:
+    def __init__(self, db: Database, known_keys: KnownKeys, limits: IntakeLimits) -> None:
         self.db = db
+        self.known_keys = known_keys
         self.limits = limits
         self._queue: queue.SimpleQueue[_Submission | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -218,7 +221,8 @@ class IntakeWriter:
 
     def _store(self, group: list[_Submission]) -> None:
         with self.db.write() as session:
-            _store_group(session, group, self.limits)
+            refused = _store_group(session, group, self.limits)
+        self.known_keys.forget(refused)
         for submission in group:
             submission.done.set_result([_final(entry) for entry in submission.entries])
 
@@ -258,8 +262,13 @@ class _Targets:
         return self.providers[slug]
 
 
-def _store_group(session: Session, group: list[_Submission], limits: IntakeLimits) -> None:
-    """Answer every entry of the group inside one transaction: replays, refusals and new alerts."""
+def _store_group(session: Session, group: list[_Submission], limits: IntakeLimits) -> set[uuid.UUID]:
+    """Answer every entry of the group inside one transaction: replays, refusals and new alerts.
+
+    Returns the API keys refused now (revoked, expired or deleted since the request path recognised them).
+    """
+    refused = _check_callers(session, group)
+    group = [s for s in group if s.principal.actor_uuid not in refused]
     targets = _Targets(session)
     now = epoch_now()
     records = _idempotency_records(session, group)
@@ -305,6 +314,22 @@ def _store_group(session: Session, group: list[_Submission], limits: IntakeLimit
                 entry.outcome = Stored(AlertOut.model_validate(alert), created=False)
     if accepted:
         _insert(session, accepted, now)
+    return refused
+
+
+def _check_callers(session: Session, group: list[_Submission]) -> set[uuid.UUID]:
+    """Each submission's key as of this transaction: its current principal, or a 401 for all its alerts."""
+    current = current_principals(session, {s.principal.actor_uuid for s in group})
+    refused: set[uuid.UUID] = set()
+    for submission in group:
+        checked = current[submission.principal.actor_uuid]
+        if isinstance(checked, Principal):
+            submission.principal = checked
+            continue
+        refused.add(submission.principal.actor_uuid)
+        for entry in submission.entries:
+            entry.outcome = checked
+    return refused
 
 
 def _idempotency_records(session: Session, group: list[_Submission]) -> dict[tuple[uuid.UUID, str], Any]:

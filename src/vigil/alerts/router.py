@@ -23,7 +23,7 @@ from vigil.alerts.schemas import (
 from vigil.errors import ValidationFailed
 from vigil.investigations import service as investigations
 from vigil.metrics import ALERTS_INGESTED, INTAKE_REJECTED
-from vigil.web.deps import DbDep, EngineDep, IntakeDep, PrincipalDep
+from vigil.web.deps import DbDep, EngineDep, IntakeDep, IntakePrincipalDep, PrincipalDep
 from vigil.web.openapi import ERROR_RESPONSES
 
 router = APIRouter(prefix="/serviceapi/alerts", tags=["alerts"], responses=ERROR_RESPONSES)
@@ -42,7 +42,7 @@ async def create_alert(
     payload: AlertCreate,
     response: Response,
     intake: IntakeDep,
-    principal: PrincipalDep,
+    principal: IntakePrincipalDep,
     engine: EngineDep,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> AlertOut:
@@ -64,7 +64,7 @@ async def create_alert(
 
 @router.post("/batch", summary="Create up to 500 alerts; one result per item")
 async def create_alerts_batch(
-    payload: AlertBatchCreate, intake: IntakeDep, principal: PrincipalDep, engine: EngineDep
+    payload: AlertBatchCreate, intake: IntakeDep, principal: IntakePrincipalDep, engine: EngineDep
 ) -> AlertBatchResult:
     results = await asyncio.wrap_future(intake.create_batch(principal, payload.alerts))
     if engine is not None:

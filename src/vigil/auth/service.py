@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
 from vigil.auth.models import ApiKey, ApiKeyOrganization
@@ -116,36 +117,85 @@ def authenticate(db: Database, presented: str | None) -> Principal:
             code="missing_api_key",
         )
     with db.read() as session:
-        rows = session.execute(
-            select(
-                ApiKey.key_uuid,
-                ApiKey.name,
-                ApiKey.all_organizations,
-                ApiKey.expires_at,
-                ApiKey.revoked_at,
-                ApiKey.last_used_at,
-                ApiKeyOrganization.organization_uuid,
-            )
-            .outerjoin(ApiKeyOrganization, ApiKeyOrganization.key_uuid == ApiKey.key_uuid)
-            .where(ApiKey.key_hash == hash_api_key(presented))
-        ).all()
-    if not rows:
-        raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
-    key = rows[0]
+        found = _key_rows(session, ApiKey.key_hash == hash_api_key(presented))
+    if not found:
+        raise _invalid_key()
+    rows = next(iter(found.values()))
+    principal = _principal(rows, epoch_now())
+    if _needs_stamp(rows):
+        with db.write() as session:
+            _stamp_last_used(session, principal.actor_uuid)
+    return principal
+
+
+def current_principals(
+    session: Session, key_uuids: Collection[uuid.UUID]
+) -> dict[uuid.UUID, Principal | Unauthenticated]:
+    """Check keys again inside the caller's write transaction: each one's principal as of now, or why it fails.
+
+    Intake recognises a key from a short-lived memo on the request path and relies on this check, made in the
+    transaction that stores the alerts, so a key revoked before that transaction stores nothing.
+    """
+    found = _key_rows(session, ApiKey.key_uuid.in_(list(key_uuids)))
     now = epoch_now()
+    checked: dict[uuid.UUID, Principal | Unauthenticated] = {}
+    for key_uuid in key_uuids:
+        rows = found.get(key_uuid)
+        if not rows:
+            checked[key_uuid] = _invalid_key()
+            continue
+        try:
+            checked[key_uuid] = _principal(rows, now)
+        except Unauthenticated as refused:
+            checked[key_uuid] = refused
+            continue
+        if _needs_stamp(rows):
+            _stamp_last_used(session, key_uuid)
+    return checked
+
+
+def _key_rows(session: Session, condition: ColumnElement[bool]) -> dict[uuid.UUID, list[Any]]:
+    """The matching keys, each with one row per organization it may use (one row with None if it has none)."""
+    rows = session.execute(
+        select(
+            ApiKey.key_uuid,
+            ApiKey.name,
+            ApiKey.all_organizations,
+            ApiKey.expires_at,
+            ApiKey.revoked_at,
+            ApiKey.last_used_at,
+            ApiKeyOrganization.organization_uuid,
+        )
+        .outerjoin(ApiKeyOrganization, ApiKeyOrganization.key_uuid == ApiKey.key_uuid)
+        .where(condition)
+    ).all()
+    grouped: dict[uuid.UUID, list[Any]] = {}
+    for row in rows:
+        grouped.setdefault(row.key_uuid, []).append(row)
+    return grouped
+
+
+def _principal(rows: list[Any], now: int) -> Principal:
+    key = rows[0]
     if key.revoked_at is not None:
         raise Unauthenticated("The API key has been revoked.", code="revoked_api_key")
     if key.expires_at is not None and key.expires_at <= now:
         raise Unauthenticated("The API key has expired.", code="expired_api_key")
-    if key.last_used_at is None or key.last_used_at <= now - LAST_USED_RESOLUTION_SECONDS:
-        with db.write() as session:
-            _stamp_last_used(session, key.key_uuid)
     return Principal(
         actor_uuid=key.key_uuid,
         name=key.name,
         all_organizations=key.all_organizations,
         organization_uuids=frozenset(row.organization_uuid for row in rows if row.organization_uuid is not None),
     )
+
+
+def _needs_stamp(rows: list[Any]) -> bool:
+    last_used: int | None = rows[0].last_used_at
+    return last_used is None or last_used <= epoch_now() - LAST_USED_RESOLUTION_SECONDS
+
+
+def _invalid_key() -> Unauthenticated:
+    return Unauthenticated("The API key is not valid.", code="invalid_api_key")
 
 
 def _stamp_last_used(session: Session, key_uuid: uuid.UUID) -> None:

@@ -16,11 +16,12 @@ Rules and examples: docs/entities.md.
 from __future__ import annotations
 
 import math
+import threading
 import uuid
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Row, select
 from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert
@@ -62,6 +63,47 @@ _LABELS: dict[EntityKind, tuple[str, str]] = {
 }
 
 _Shared = dict[EntityKind, list[str]]
+#: A candidate's subject values per shared kind (kinds without subjects left out).
+_Subjects = dict[EntityKind, frozenset[str]]
+#: A candidate as the scan reads it: uuid, alert_id, alert_type, alert_provider, created_at, case_id.
+_Candidate = Row[uuid.UUID, str, str | None, str, int, str | None]
+#: How many candidates' subjects a process keeps: several organizations' windows of `MAX_CANDIDATES`.
+SUBJECT_CACHE_SIZE = 8192
+
+
+class _SubjectCache:
+    """Subjects of recently scanned alerts, so each investigation does not extract entities from 500 others again.
+
+    Every investigation scans the newest `MAX_CANDIDATES` alerts of its organization; consecutive ones scan
+    nearly the same alerts, and extracting their entities was most of an investigation's CPU time. An alert's
+    content is stored verbatim and never changed afterwards, and a uuid is never reused, so the subjects are a
+    function of the uuid: a hit needs no content from the database at all. Bounded (least recently used goes).
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[uuid.UUID, _Subjects] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, alert_uuid: uuid.UUID) -> _Subjects | None:
+        with self._lock:
+            subjects = self._entries.get(alert_uuid)
+            if subjects is not None:
+                self._entries.move_to_end(alert_uuid)
+            return subjects
+
+    def put(self, alert_uuid: uuid.UUID, content: str) -> _Subjects:
+        entities = extract_entities(content)
+        subjects = {kind: frozenset(values) for kind in _SHARED_KINDS if (values := entities.subject(kind))}
+        with self._lock:
+            self._entries[alert_uuid] = subjects
+            self._entries.move_to_end(alert_uuid)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return subjects
+
+
+_SUBJECTS = _SubjectCache(SUBJECT_CACHE_SIZE)
 
 
 def related_alerts(session: Session, alert_uuid: uuid.UUID, entities: Entities) -> dict[str, Any]:
@@ -79,8 +121,15 @@ def related_alerts(session: Session, alert_uuid: uuid.UUID, entities: Entities) 
     if not mine:
         return _output([], {})
     lookup = {kind: set(values) for kind, values in mine.items()}
-    candidates = session.scalars(
-        select(Alert)
+    candidates = session.execute(
+        select(
+            Alert.alert_uuid,
+            Alert.alert_id,
+            Alert.alert_type,
+            Alert.alert_provider,
+            Alert.created_at,
+            Alert.case_id,
+        )
         .where(
             Alert.organization_uuid == alert.organization_uuid,
             Alert.alert_uuid != alert.alert_uuid,
@@ -88,14 +137,17 @@ def related_alerts(session: Session, alert_uuid: uuid.UUID, entities: Entities) 
         )
         .order_by(Alert.id.desc())
         .limit(MAX_CANDIDATES)
-    )
+    ).all()
+    subjects = _candidate_subjects(session, [row.alert_uuid for row in candidates])
     scanned = 0
     frequency: Counter[tuple[EntityKind, str]] = Counter()
     sharing: list[tuple[dict[str, Any], dict[EntityKind, set[str]]]] = []
     for other in candidates:
         scanned += 1
-        theirs = extract_entities(other.alert_content)
-        common = {kind: values & set(theirs.subject(kind)) for kind, values in lookup.items()}
+        theirs = subjects.get(other.alert_uuid)
+        if theirs is None:  # deleted between the two queries
+            continue
+        common = {kind: values & theirs.get(kind, frozenset()) for kind, values in lookup.items()}
         common = {kind: values for kind, values in common.items() if values}
         if common:
             frequency.update((kind, value) for kind, values in common.items() for value in values)
@@ -128,7 +180,24 @@ def _output(matches: list[dict[str, Any]], ignored_noisy: dict[str, dict[str, in
     return {"count": len(matches), "alerts": matches[:MAX_RESULTS], "ignored_noisy": ignored_noisy}
 
 
-def _describe(other: Alert) -> dict[str, Any]:
+def _candidate_subjects(session: Session, alert_uuids: list[uuid.UUID]) -> dict[uuid.UUID, _Subjects]:
+    """Each candidate's subjects: from the cache, and the contents of the rest loaded in one query."""
+    found: dict[uuid.UUID, _Subjects] = {}
+    missing = []
+    for alert_uuid in alert_uuids:
+        cached = _SUBJECTS.get(alert_uuid)
+        if cached is None:
+            missing.append(alert_uuid)
+        else:
+            found[alert_uuid] = cached
+    if missing:
+        rows = session.execute(select(Alert.alert_uuid, Alert.alert_content).where(Alert.alert_uuid.in_(missing)))
+        for alert_uuid, content in rows:
+            found[alert_uuid] = _SUBJECTS.put(alert_uuid, content)
+    return found
+
+
+def _describe(other: _Candidate) -> dict[str, Any]:
     return {
         "alert_id": other.alert_id,
         "alert_type": other.alert_type,

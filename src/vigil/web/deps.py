@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
 
 from vigil.alerts.intake import IntakeWriter
 from vigil.auth import service as auth_service
+from vigil.auth.known_keys import KnownKeys
 from vigil.auth.ratelimit import TokenBucketLimiter
 from vigil.auth.schemas import Principal
 from vigil.db.session import Database
@@ -38,7 +40,23 @@ def presented_api_key(request: Request) -> str | None:
 
 
 def get_principal(request: Request, db: Annotated[Database, Depends(get_db)]) -> Principal:
-    principal = auth_service.authenticate(db, presented_api_key(request))
+    return _admitted(request, auth_service.authenticate(db, presented_api_key(request)))
+
+
+async def get_intake_principal(request: Request, db: Annotated[Database, Depends(get_db)]) -> Principal:
+    """E1 and batch: a key verified moments ago is recognised without a query (intake checks it again in the
+    transaction that stores the alerts); any other key is verified as for every endpoint."""
+    presented = presented_api_key(request)
+    known: KnownKeys = request.app.state.known_keys
+    principal = known.get(presented) if presented else None
+    if principal is None:
+        principal = await run_in_threadpool(auth_service.authenticate, db, presented)
+        known.remember(presented or "", principal)
+    return _admitted(request, principal)
+
+
+def _admitted(request: Request, principal: Principal) -> Principal:
+    """Count the request against the caller's rate limit (429 when it is spent)."""
     limiter: TokenBucketLimiter = request.app.state.rate_limiter
     limiter.acquire(principal.actor_uuid)
     return principal
@@ -58,5 +76,6 @@ def get_engine(request: Request) -> Engine | None:
 DbDep = Annotated[Database, Depends(get_db)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+IntakePrincipalDep = Annotated[Principal, Depends(get_intake_principal)]
 EngineDep = Annotated["Engine | None", Depends(get_engine)]
 IntakeDep = Annotated[IntakeWriter, Depends(get_intake)]
