@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import delete, insert, select, tuple_
+from sqlalchemy import Table, delete, insert, select, tuple_
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -33,7 +33,7 @@ from vigil.alerts.schemas import AlertCreate, AlertOut, BatchItemResult, ErrorBo
 from vigil.auth.known_keys import KnownKeys
 from vigil.auth.schemas import Principal
 from vigil.auth.service import current_principals
-from vigil.db.base import epoch_now
+from vigil.db.base import Base, epoch_now
 from vigil.db.session import Database
 from vigil.db.upsert import increment_counter
 from vigil.errors import Conflict, DatabaseUnavailable, PayloadTooLarge, ValidationFailed, VigilError, field_errors
@@ -404,10 +404,17 @@ def _insert(session: Session, accepted: list[tuple[_Submission, _Entry, Organiza
         entry.outcome = Stored(
             AlertOut(**row, case_id=None, investigator=None, completed_at=None, failure_reason=None), created=True
         )
-    session.execute(insert(Alert), alerts)
-    session.execute(insert(AlertEvent), events)
+    # Core inserts of plain rows: the ORM's bulk path would build and track an object per row for nothing.
+    session.execute(insert(_table(Alert)), alerts)
+    session.execute(insert(_table(AlertEvent)), events)
     if idempotency:
-        session.execute(insert(IdempotencyRecord), idempotency)
+        session.execute(insert(_table(IdempotencyRecord)), idempotency)
+
+
+def _table(model: type[Base]) -> Table:
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table
 
 
 def _reserve(session: Session, counter: tuple[uuid.UUID, str], count: int) -> int:

@@ -1,4 +1,8 @@
-"""FastAPI dependencies shared by routers: database, settings, and the authenticated principal."""
+"""FastAPI dependencies shared by routers: database, settings, and the authenticated principal.
+
+The ones that only read app state are `async def`: FastAPI runs a plain `def` dependency in its threadpool,
+which costs a thread hand-off per dependency per request.
+"""
 
 from __future__ import annotations
 
@@ -17,12 +21,12 @@ from vigil.investigations.engine import Engine
 from vigil.settings import Settings
 
 
-def get_db(request: Request) -> Database:
+async def get_db(request: Request) -> Database:
     db: Database = request.app.state.db
     return db
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -62,12 +66,12 @@ def _admitted(request: Request, principal: Principal) -> Principal:
     return principal
 
 
-def get_intake(request: Request) -> IntakeWriter:
+async def get_intake(request: Request) -> IntakeWriter:
     intake: IntakeWriter = request.app.state.intake
     return intake
 
 
-def get_engine(request: Request) -> Engine | None:
+async def get_engine(request: Request) -> Engine | None:
     """The in-process investigation engine, if this process runs one."""
     engine: Engine | None = request.app.state.engine
     return engine
