@@ -24,7 +24,7 @@ from vigil.investigations.schemas import InvestigationPlan, StepRecord
 from vigil.metrics import AiUsage
 from vigil.orgs.models import Organization
 from vigil.playbooks.schemas import PlaybookDefinition
-from vigil.playbooks.service import find_existing, find_or_create
+from vigil.playbooks.service import PlaybookRef, find_existing, find_or_create
 
 ENGINE_ACTOR = "vigil:engine"
 
@@ -38,16 +38,14 @@ def workflow_id_for(alert_uuid: uuid.UUID | str, attempt: int) -> str:
     return str(alert_uuid) if attempt == 0 else f"{alert_uuid}:retry-{attempt}"
 
 
-def start_attempt(session: Session, alert_uuid: uuid.UUID, attempt: int) -> bool:
-    """Submitted → InProgress and an attempt row; idempotent when a recovered workflow replays it.
+def _start(session: Session, alert: Alert, attempt: int) -> InvestigationAttempt | None:
+    """Submitted → InProgress and the attempt row; idempotent when a recovered workflow replays it.
 
-    Returns False when the alert is no longer in a state this attempt may run in.
+    None when the alert is no longer in a state this attempt may run in (a stale attempt).
     """
-    alert = session.get(Alert, _alert_pk(session, alert_uuid))
-    if alert is None:
-        raise AlertGone(str(alert_uuid))
+    alert_uuid = alert.alert_uuid
     if alert.investigation_retry_count != attempt:
-        return False
+        return None
     if alert.investigation_status == InvestigationStatus.CREATED:
         # The submitter enqueues before it marks Submitted; a fast worker may get here first.
         transition(
@@ -68,22 +66,18 @@ def start_attempt(session: Session, alert_uuid: uuid.UUID, attempt: int) -> bool
             message=f"Investigation attempt {attempt} started",
         )
     elif alert.investigation_status != InvestigationStatus.IN_PROGRESS:
-        return False
-    existing = session.scalar(
-        select(InvestigationAttempt).where(
-            InvestigationAttempt.alert_uuid == alert_uuid, InvestigationAttempt.attempt == attempt
-        )
+        return None
+    existing = _find_attempt(session, alert_uuid, attempt)
+    if existing is not None:
+        return existing
+    record = InvestigationAttempt(
+        alert_uuid=alert_uuid,
+        attempt=attempt,
+        workflow_id=workflow_id_for(alert_uuid, attempt),
+        started_at=epoch_now(),
     )
-    if existing is None:
-        session.add(
-            InvestigationAttempt(
-                alert_uuid=alert_uuid,
-                attempt=attempt,
-                workflow_id=workflow_id_for(alert_uuid, attempt),
-                started_at=epoch_now(),
-            )
-        )
-    return True
+    session.add(record)
+    return record
 
 
 class PrepareContext(BaseModel):
@@ -97,9 +91,12 @@ class PrepareContext(BaseModel):
 
 def load_for_prepare(session: Session, alert_uuid: uuid.UUID) -> PrepareContext:
     """The alert's facts and entities, and whether its type already has a playbook (else it must be drafted)."""
-    alert = session.get(Alert, _alert_pk(session, alert_uuid))
-    if alert is None or alert.alert_type is None:
-        raise AlertGone(str(alert_uuid))
+    return _context(session, _typed_alert(session, alert_uuid))[0]
+
+
+def _context(session: Session, alert: Alert) -> tuple[PrepareContext, PlaybookRef | None]:
+    """What preparing needs, and the type's current playbook if it has one."""
+    assert alert.alert_type is not None
     facts = AlertFacts(
         organization_code=alert.organization_code,
         alert_provider=alert.alert_provider,
@@ -108,12 +105,39 @@ def load_for_prepare(session: Session, alert_uuid: uuid.UUID) -> PrepareContext:
         alert_id=alert.alert_id,
     )
     existing = find_existing(session, alert.organization_uuid, alert.alert_provider, alert.alert_type)
-    return PrepareContext(
+    context = PrepareContext(
         facts=facts,
         entities=extract_entities(alert.alert_content),
         organization_uuid=alert.organization_uuid,
         has_playbook=existing is not None,
     )
+    return context, existing
+
+
+class Begun(BaseModel):
+    """How an attempt began: not at all (stale), with its plan, or with what drafting a playbook needs."""
+
+    started: bool
+    plan: InvestigationPlan | None = None
+    context: PrepareContext | None = None
+
+
+def begin(session: Session, alert_uuid: uuid.UUID, attempt: int) -> Begun:
+    """Start the attempt, load what preparing needs and, when the type has a playbook, pin it: one transaction.
+
+    The common case (the type has a playbook) then costs one step and one commit instead of three; only the
+    first alert of a type leaves `context` for drafting, which must happen outside any transaction.
+    """
+    alert = _alert(session, alert_uuid)
+    record = _start(session, alert, attempt)
+    if record is None:
+        return Begun(started=False)
+    if alert.alert_type is None:
+        raise AlertGone(str(alert_uuid))
+    context, playbook = _context(session, alert)
+    if playbook is None:
+        return Begun(started=True, context=context)
+    return Begun(started=True, plan=_pin(alert, record, context, playbook))
 
 
 def prepare(
@@ -129,9 +153,8 @@ def prepare(
     None when the type has no playbook and nothing was drafted (it was deleted after `load_for_prepare` looked):
     the caller drafts and comes back.
     """
-    alert = session.get(Alert, _alert_pk(session, alert_uuid))
-    if alert is None or alert.alert_type is None:
-        raise AlertGone(str(alert_uuid))
+    alert = _typed_alert(session, alert_uuid)
+    assert alert.alert_type is not None
     playbook = find_or_create(
         session,
         organization_uuid=alert.organization_uuid,
@@ -144,9 +167,20 @@ def prepare(
     )
     if playbook is None:
         return None
-    plan = InvestigationPlan(
-        alert_uuid=alert_uuid,
-        attempt=attempt,
+    return _pin(alert, _attempt(session, alert_uuid, attempt), context, playbook)
+
+
+def _pin(
+    alert: Alert, record: InvestigationAttempt, context: PrepareContext, playbook: PlaybookRef
+) -> InvestigationPlan:
+    """Pin the attempt to the playbook's current version; the plan every later step runs."""
+    record.playbook_uuid = playbook.playbook_uuid
+    record.playbook_version = playbook.version
+    record.entities = context.entities.model_dump_json()
+    alert.investigator = playbook.name
+    return InvestigationPlan(
+        alert_uuid=alert.alert_uuid,
+        attempt=record.attempt,
         facts=context.facts,
         entities=context.entities,
         playbook_uuid=playbook.playbook_uuid,
@@ -155,12 +189,6 @@ def prepare(
         definition=playbook.definition,
         organization_uuid=context.organization_uuid,
     )
-    record = _attempt(session, alert_uuid, attempt)
-    record.playbook_uuid = playbook.playbook_uuid
-    record.playbook_version = playbook.version
-    record.entities = context.entities.model_dump_json()
-    alert.investigator = playbook.name
-    return plan
 
 
 def record_exchange(
@@ -273,9 +301,7 @@ def as_evidence(records: list[StepRecord]) -> list[Evidence]:
 
 def complete(session: Session, plan: InvestigationPlan, analysis: Analysis) -> str | None:
     """Open (or refresh) the case and mark the alert Completed, in one transaction."""
-    alert = session.get(Alert, _alert_pk(session, plan.alert_uuid))
-    if alert is None:
-        raise AlertGone(str(plan.alert_uuid))
+    alert = _alert(session, plan.alert_uuid)
     if alert.investigation_status == InvestigationStatus.COMPLETED:
         return alert.case_id
     case = open_case_for_alert(
@@ -315,11 +341,7 @@ def fail(session: Session, alert_uuid: uuid.UUID, attempt: int, reason: str) -> 
         message=f"Failed: {reason}",
         failure_reason=reason,
     )
-    record = session.scalar(
-        select(InvestigationAttempt).where(
-            InvestigationAttempt.alert_uuid == alert_uuid, InvestigationAttempt.attempt == attempt
-        )
-    )
+    record = _find_attempt(session, alert_uuid, attempt)
     if record is not None:
         record.finished_at, record.outcome, record.failure_reason = epoch_now(), "failed", reason
     return changed is not None
@@ -344,18 +366,33 @@ def resubmit(session: Session, alert_uuid: uuid.UUID, *, actor: str, reason: str
 
 
 def _attempt(session: Session, alert_uuid: uuid.UUID, attempt: int) -> InvestigationAttempt:
-    record = session.scalar(
-        select(InvestigationAttempt).where(
-            InvestigationAttempt.alert_uuid == alert_uuid, InvestigationAttempt.attempt == attempt
-        )
-    )
+    record = _find_attempt(session, alert_uuid, attempt)
     if record is None:
         raise AlertGone(f"{alert_uuid} attempt {attempt}")
     return record
 
 
-def _alert_pk(session: Session, alert_uuid: uuid.UUID) -> int | None:
-    return session.scalar(select(Alert.id).where(Alert.alert_uuid == alert_uuid))
+def _find_attempt(session: Session, alert_uuid: uuid.UUID, attempt: int) -> InvestigationAttempt | None:
+    return session.scalar(
+        select(InvestigationAttempt).where(
+            InvestigationAttempt.alert_uuid == alert_uuid, InvestigationAttempt.attempt == attempt
+        )
+    )
+
+
+def _alert(session: Session, alert_uuid: uuid.UUID) -> Alert:
+    """The alert row in one query (AlertGone when it was deleted while its investigation was queued)."""
+    alert = session.scalar(select(Alert).where(Alert.alert_uuid == alert_uuid))
+    if alert is None:
+        raise AlertGone(str(alert_uuid))
+    return alert
+
+
+def _typed_alert(session: Session, alert_uuid: uuid.UUID) -> Alert:
+    alert = _alert(session, alert_uuid)
+    if alert.alert_type is None:
+        raise AlertGone(str(alert_uuid))
+    return alert
 
 
 def request_retry(session: Session, principal: Principal, alert_ref: str) -> tuple[Alert, int]:

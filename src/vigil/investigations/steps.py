@@ -182,7 +182,7 @@ class StepRunner:
         except UnknownSkillError:
             return self._failed(base, step, f"Unknown skill {step.skill!r}", transient=False)
         with self.db.read() as session:
-            organization_uuid = organization_of(session, plan.alert_uuid)
+            organization_uuid = plan.organization_uuid or organization_of(session, plan.alert_uuid)
             try:
                 context = self.resolver.skill_context(session, organization_uuid, skill.integration_id, step.connection)
             except IntegrationError as error:

@@ -85,10 +85,12 @@ class InvestigationFailed(Exception):
 @DBOS.workflow(name="vigil.investigate")
 def investigate(alert_uuid_text: str, attempt: int) -> str | None:
     def body() -> str | None:
-        if not _start(alert_uuid_text, attempt):
+        begun = service.Begun.model_validate_json(_begin(alert_uuid_text, attempt))
+        if not begun.started:
             logger.info("attempt %s of %s is stale; nothing to do", attempt, alert_uuid_text)
             return None
-        return _run_from(_plan(alert_uuid_text, attempt), 0, Progress())
+        plan_json = begun.plan.model_dump_json() if begun.plan else _plan(alert_uuid_text, attempt, begun.context)
+        return _run_from(plan_json, 0, Progress())
 
     return _guarded(alert_uuid_text, attempt, body)
 
@@ -180,7 +182,10 @@ def _run_from(plan_json: str, start: int, progress: Progress) -> str | None:
     for position in range(start, len(steps)):
         step = steps[position]
         if isinstance(step, AnalyzeStep):
-            progress.analysis = Analysis.model_validate_json(_analyze(plan_json, _dump(progress.records), position))
+            verdict = _verdict(plan_json, _dump(progress.records))
+            if position == len(steps) - 1:  # the usual place: record the verdict and complete in one step
+                return _finish(plan_json, verdict, position)
+            progress.analysis = Analysis.model_validate_json(_record_analysis(plan_json, verdict, position))
             continue
         checkpoint = as_checkpoint(step)
         if checkpoint is not None:
@@ -197,10 +202,9 @@ def _run_from(plan_json: str, start: int, progress: Progress) -> str | None:
         progress.records.append(record)
         if record.status is EvidenceStatus.ERROR and record.fatal:
             raise InvestigationFailed(f"Step {step.name!r} failed: {record.error}", record.transient)
-    analysis = progress.analysis or Analysis.model_validate_json(
-        _analyze(plan_json, _dump(progress.records), len(steps))
-    )
-    return _complete(plan_json, analysis.model_dump_json())
+    if progress.analysis is None:
+        return _finish(plan_json, _verdict(plan_json, _dump(progress.records)), len(steps))
+    return _complete(plan_json, progress.analysis.model_dump_json())
 
 
 _RECORDS = TypeAdapter(list[StepRecord])
@@ -210,18 +214,21 @@ def _dump(records: list[StepRecord]) -> str:
     return _RECORDS.dump_json(records).decode()
 
 
-@DBOS.step(name="vigil.start_attempt")
-def _start(alert_uuid_text: str, attempt: int) -> bool:
+@DBOS.step(name="vigil.begin")
+def _begin(alert_uuid_text: str, attempt: int) -> str:
+    """Start the attempt and, when the type has a playbook, pin it: one step and one commit (`service.begin`)."""
     with runtime().db.write() as session:
-        return service.start_attempt(session, uuid.UUID(alert_uuid_text), attempt)
+        return service.begin(session, uuid.UUID(alert_uuid_text), attempt).model_dump_json()
 
 
-def _plan(alert_uuid_text: str, attempt: int) -> str:
-    """Find this alert type's playbook, or draft one (outside any write transaction: a model may think for a
-    minute) and store it; concurrent first alerts of a type still end with exactly one playbook."""
+def _plan(alert_uuid_text: str, attempt: int, first: service.PrepareContext | None) -> str:
+    """Draft this alert type's first playbook (outside any write transaction: a model may think for a minute)
+    and store it; concurrent first alerts of a type still end with exactly one playbook. `first` is what
+    `_begin` loaded; a second round (the playbook was deleted meanwhile) loads again."""
     calls = AiCalls(durable=_WorkflowCalls(alert_uuid_text, attempt))
     for _ in range(PLAN_ATTEMPTS):
-        context = service.PrepareContext.model_validate_json(_load(alert_uuid_text))
+        context = first or service.PrepareContext.model_validate_json(_load(alert_uuid_text))
+        first = None
         drafted = None if context.has_playbook else _draft(context, calls)
         plan_json = _prepare(
             alert_uuid_text,
@@ -392,8 +399,8 @@ def _conclude_checkpoint(plan_json: str, asked_json: str, checkpoint_uuid_text: 
     return record.model_dump_json()
 
 
-def _analyze(plan_json: str, records_json: str, position: int) -> str:
-    """The verdict, written at workflow level so each model request and follow-up skill is its own step."""
+def _verdict(plan_json: str, records_json: str) -> str:
+    """The verdict, reached at workflow level so each model request and follow-up skill is its own step."""
     plan = InvestigationPlan.model_validate_json(plan_json)
     organization_uuid = plan.organization_uuid or uuid.UUID(_organization_of(str(plan.alert_uuid)))
     evidence = service.as_evidence(_RECORDS.validate_json(records_json))
@@ -406,8 +413,7 @@ def _analyze(plan_json: str, records_json: str, position: int) -> str:
             tools=_FollowUps(plan),
             tool_skills=[skill for skill in available.skills if not skill.writes],
         )
-    analysis = investigator.analyze(plan.facts, plan.entities, evidence, calls)
-    return _record_analysis(plan_json, analysis.model_dump_json(), position)
+    return investigator.analyze(plan.facts, plan.entities, evidence, calls).model_dump_json()
 
 
 @DBOS.step(name="vigil.organization_of")
@@ -418,18 +424,10 @@ def _organization_of(alert_uuid_text: str) -> str:
 
 @DBOS.step(name="vigil.analyze")
 def _record_analysis(plan_json: str, analysis_json: str, position: int) -> str:
+    """Record a verdict reached before the playbook's last step (the steps after it still run)."""
     plan = InvestigationPlan.model_validate_json(plan_json)
-    analysis = Analysis.model_validate_json(analysis_json)
-    record = StepRecord(
-        position=position,
-        name="AI analysis",
-        kind="analyze",
-        status=EvidenceStatus.OK,
-        output=analysis.model_dump(mode="json"),
-        started_at=epoch_now(),
-    )
     with runtime().db.write() as session:
-        service.record_step(session, plan.alert_uuid, plan.attempt, record)
+        service.record_step(session, plan.alert_uuid, plan.attempt, _analysis_record(analysis_json, position))
     return analysis_json
 
 
@@ -438,6 +436,26 @@ def _complete(plan_json: str, analysis_json: str) -> str | None:
     plan = InvestigationPlan.model_validate_json(plan_json)
     with runtime().db.write() as session:
         return service.complete(session, plan, Analysis.model_validate_json(analysis_json))
+
+
+@DBOS.step(name="vigil.finish")
+def _finish(plan_json: str, analysis_json: str, position: int) -> str | None:
+    """Record the closing verdict and complete (case, Completed) in one transaction: one step, one commit."""
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    with runtime().db.write() as session:
+        service.record_step(session, plan.alert_uuid, plan.attempt, _analysis_record(analysis_json, position))
+        return service.complete(session, plan, Analysis.model_validate_json(analysis_json))
+
+
+def _analysis_record(analysis_json: str, position: int) -> StepRecord:
+    return StepRecord(
+        position=position,
+        name="AI analysis",
+        kind="analyze",
+        status=EvidenceStatus.OK,
+        output=Analysis.model_validate_json(analysis_json).model_dump(mode="json"),
+        started_at=epoch_now(),
+    )
 
 
 # Recording the failure must outlast a short database outage, so DBOS retries this step.
