@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import queue
 import threading
 import uuid
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Table, delete, insert, select, tuple_
+from sqlalchemy import Table, delete, select, tuple_
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -34,6 +35,7 @@ from vigil.auth.known_keys import KnownKeys
 from vigil.auth.schemas import Principal
 from vigil.auth.service import current_principals
 from vigil.db.base import Base, epoch_now
+from vigil.db.bulk import insert_rows
 from vigil.db.session import Database
 from vigil.db.upsert import increment_counter
 from vigil.errors import Conflict, DatabaseUnavailable, PayloadTooLarge, ValidationFailed, VigilError, field_errors
@@ -349,6 +351,25 @@ def _idempotency_records(session: Session, group: list[_Submission]) -> dict[tup
     return {(row.api_key_uuid, row.idempotency_key): row for row in rows}
 
 
+ALERT_COLUMNS = (
+    "alert_uuid",
+    "alert_id",
+    "organization_uuid",
+    "organization_code",
+    "alert_provider",
+    "alert_type",
+    "alert_content",
+    "created_at",
+    "created_at_source",
+    "created_by",
+    "modified_at",
+    "investigation_status",
+    "investigation_retry_count",
+)
+EVENT_COLUMNS = ("alert_uuid", "at", "actor", "kind", "from_status", "to_status", "message")
+IDEMPOTENCY_COLUMNS = ("api_key_uuid", "idempotency_key", "request_hash", "alert_uuid", "created_at")
+
+
 def _insert(session: Session, accepted: list[tuple[_Submission, _Entry, Organization]], now: int) -> None:
     """Number the accepted alerts (one counter bump per organization and provider) and insert them all."""
     wanted: dict[tuple[uuid.UUID, str], int] = {}
@@ -356,59 +377,49 @@ def _insert(session: Session, accepted: list[tuple[_Submission, _Entry, Organiza
         counter = (organization.organization_uuid, entry.payload.alert_provider)
         wanted[counter] = wanted.get(counter, 0) + 1
     next_number = {counter: _reserve(session, counter, count) for counter, count in wanted.items()}
-    alerts: list[dict[str, Any]] = []
-    events: list[dict[str, Any]] = []
-    idempotency: list[dict[str, Any]] = []
-    for submission, entry, organization in accepted:
-        payload = entry.payload
+    alerts: list[tuple[Any, ...]] = []
+    events: list[tuple[Any, ...]] = []
+    idempotency: list[tuple[Any, ...]] = []
+    created = int(InvestigationStatus.CREATED)
+    random_bytes = os.urandom(16 * len(accepted))  # one syscall for the group, not one per uuid4()
+    for position, (submission, entry, organization) in enumerate(accepted):
+        payload, caller = entry.payload, submission.principal
         counter = (organization.organization_uuid, payload.alert_provider)
         number = next_number[counter]
         next_number[counter] = number + 1
-        row = {
-            "alert_uuid": uuid.uuid4(),
-            "alert_id": f"{organization.organization_code}-{payload.alert_provider.upper()}-{number}",
-            "organization_uuid": organization.organization_uuid,
-            "organization_code": organization.organization_code,
-            "alert_provider": payload.alert_provider,
-            "alert_type": payload.alert_type,
-            "alert_content": payload.alert_content,
-            "created_at": now,
-            "created_at_source": payload.created_at_source if payload.created_at_source is not None else now,
-            "created_by": submission.principal.actor_uuid,
-            "modified_at": now,
-            "investigation_status": int(InvestigationStatus.CREATED),
-            "investigation_retry_count": 0,
-        }
-        alerts.append(row)
-        events.append(
-            {
-                "alert_uuid": row["alert_uuid"],
-                "at": now,
-                "actor": submission.principal.actor,
-                "kind": "created",
-                "from_status": None,
-                "to_status": int(InvestigationStatus.CREATED),
-                "message": "Alert received" + ("" if payload.alert_type else " without alert_type; not investigated"),
-            }
+        alert_uuid = uuid.UUID(bytes=random_bytes[16 * position : 16 * position + 16], version=4)
+        values = (
+            alert_uuid,
+            f"{organization.organization_code}-{payload.alert_provider.upper()}-{number}",
+            organization.organization_uuid,
+            organization.organization_code,
+            payload.alert_provider,
+            payload.alert_type,
+            payload.alert_content,
+            now,
+            payload.created_at_source if payload.created_at_source is not None else now,
+            caller.actor_uuid,
+            now,
+            created,
+            0,
         )
+        alerts.append(values)
+        message = "Alert received" + ("" if payload.alert_type else " without alert_type; not investigated")
+        events.append((alert_uuid, now, caller.actor, "created", None, created, message))
         if entry.idempotency_key is not None:
-            idempotency.append(
-                {
-                    "api_key_uuid": submission.principal.actor_uuid,
-                    "idempotency_key": entry.idempotency_key,
-                    "request_hash": entry.request_hash,
-                    "alert_uuid": row["alert_uuid"],
-                    "created_at": now,
-                }
-            )
-        entry.outcome = Stored(
-            AlertOut(**row, case_id=None, investigator=None, completed_at=None, failure_reason=None), created=True
+            idempotency.append((caller.actor_uuid, entry.idempotency_key, entry.request_hash, alert_uuid, now))
+        fields: dict[str, Any] = dict(zip(ALERT_COLUMNS, values, strict=True))
+        record = AlertOut.model_construct(  # values this function just set: validation would only re-check them
+            **fields,
+            case_id=None,
+            investigator=None,
+            completed_at=None,
+            failure_reason=None,
         )
-    # Core inserts of plain rows: the ORM's bulk path would build and track an object per row for nothing.
-    session.execute(insert(_table(Alert)), alerts)
-    session.execute(insert(_table(AlertEvent)), events)
-    if idempotency:
-        session.execute(insert(_table(IdempotencyRecord)), idempotency)
+        entry.outcome = Stored(record, created=True)
+    insert_rows(session, _table(Alert), ALERT_COLUMNS, alerts)
+    insert_rows(session, _table(AlertEvent), EVENT_COLUMNS, events)
+    insert_rows(session, _table(IdempotencyRecord), IDEMPOTENCY_COLUMNS, idempotency)
 
 
 def _table(model: type[Base]) -> Table:
