@@ -43,7 +43,10 @@ def install_error_handlers(app: FastAPI, page_renderer: PageRenderer | None = No
         headers: dict[str, str] | None = None,
     ) -> Response:
         page = page_renderer(request, status_code, code, message) if page_renderer else None
-        return page or error_response(status_code, code, message, details, headers)
+        if page is None:
+            return error_response(status_code, code, message, details, headers)
+        page.headers.update(headers or {})  # a console page keeps e.g. Retry-After on a 503
+        return page
 
     @app.exception_handler(VigilError)
     async def _vigil_error(request: Request, error: VigilError) -> Response:
