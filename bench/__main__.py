@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.smoke:
         print(text)
     missed = [f for f in figures if f.met is False]
-    print(f"{len(figures)} figures, {len(missed)} below target: " + "; ".join(f.name for f in missed))
+    names = "; ".join(f"{figure.section} / {figure.name}" for figure in missed)
+    print(f"{len(figures)} figures, {len(missed)} below target: {names}")
 
 
 def temporary_doc() -> Path:
@@ -108,11 +109,13 @@ def temporary_doc() -> Path:
 def commands(argv: list[str] | None) -> list[str]:
     """The commands that reproduce this file."""
     given = shlex.join(argv if argv is not None else sys.argv[1:])
-    return [
+    lines = [
         "bash scripts/ensure-postgres.sh   # the local cluster (python -m bench also starts it)",
         f".venv/bin/python -m bench {given}".rstrip() + "   # this run",
-        ".venv/bin/python -m bench --smoke   # CI's quick check; writes a temporary file",
     ]
+    if given != "--smoke":
+        lines.append(".venv/bin/python -m bench --smoke   # CI's quick check; writes a temporary file")
+    return lines
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ FULL = Plan(
 )
 #: One second per wrk run, one connection level, no warm-up: every code path once, in seconds.
 SMOKE = replace(
-    FULL, seconds=1, warm_seconds=0, calibrate_seconds=1, idle_seconds=0.5, levels=(8,), batch_levels=(2,), crowd=50
+    FULL, seconds=1, warm_seconds=0, probe_seconds=0, idle_seconds=0, levels=(8,), batch_levels=(2,), crowd=50
 )
 
 
@@ -182,7 +182,7 @@ class Intake:
 
     def vigil_untyped(self, backend: Backend, server: Server, store: Store, api_key: str) -> float:
         """Idle memory first, then E1, batch and (SQLite) the crowd on the same fresh server."""
-        time.sleep(self.plan.idle_seconds)
+        time.sleep(self.plan.idle_seconds)  # smoke: 0, start-up's own RSS
         self.add("Memory", f"`vigil serve` idle RSS ({backend})", "MB", server.rss_mb())
         rate = self.e1(f"E1 intake ({backend})", "Vigil untyped", server, store, api_key, ALERT)
         self.batch(backend, server, store, api_key)

@@ -170,13 +170,14 @@ def best_connections(target: Target, levels: tuple[int, ...], seconds: float) ->
 def at_rate(target: Target, rate: float, seconds: float, probe_seconds: float) -> Result:
     """Offer about `rate` requests/s: enough connections that each pause about 20 ms between requests.
 
-    A short probe measures how long one request takes at about this pace; the connection count and the pause
-    are then set from it, so the offered rate lands near `rate` even when a request takes longer than the pause.
+    A short probe (unless `probe_seconds` is 0) measures how long one request takes at about this pace; the
+    connection count and the pause are then set from it, so the offered rate lands near `rate` even when a
+    request takes longer than the pause.
     """
     connections = max(2, math.ceil(rate * 0.02))
     pause = max(1, round(connections * 1000 / rate))
-    probe = run(target, connections, probe_seconds, delay_ms=pause)
-    if probe.rate > 0:
+    probe = run(target, connections, probe_seconds, delay_ms=pause) if probe_seconds else None
+    if probe and probe.rate > 0:
         service_ms = max(0.0, connections * 1000 / probe.rate - pause)
         connections = max(2, math.ceil(rate * (service_ms + 20) / 1000))
         pause = max(1, round(connections * 1000 / rate - service_ms))
