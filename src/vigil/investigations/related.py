@@ -21,7 +21,7 @@ import uuid
 from collections import Counter, OrderedDict
 from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert
@@ -65,8 +65,6 @@ _LABELS: dict[EntityKind, tuple[str, str]] = {
 _Shared = dict[EntityKind, list[str]]
 #: A candidate's subject values per shared kind (kinds without subjects left out).
 _Subjects = dict[EntityKind, frozenset[str]]
-#: A candidate as the scan reads it: uuid, alert_id, alert_type, alert_provider, created_at, case_id.
-_Candidate = Row[uuid.UUID, str, str | None, str, int, str | None]
 #: How many candidates' subjects a process keeps: several organizations' windows of `MAX_CANDIDATES`.
 SUBJECT_CACHE_SIZE = 8192
 
@@ -112,72 +110,72 @@ def related_alerts(session: Session, alert_uuid: uuid.UUID, entities: Entities) 
     Scans the newest `MAX_CANDIDATES` other alerts of the window. ``count`` is the number of matches, the list
     holds the newest `MAX_RESULTS`, each with its ``shared`` subject values and a ``reason`` sentence.
     """
-    alert = session.scalar(select(Alert).where(Alert.alert_uuid == alert_uuid))
-    if alert is None:
-        return _output([], {})
-    if not entities.subjects and not entities.is_empty():
-        entities = extract_entities(alert.alert_content)  # recorded before entities carried their roles
+    organization_uuid = session.scalar(select(Alert.organization_uuid).where(Alert.alert_uuid == alert_uuid))
+    if organization_uuid is None:
+        return _output([], {}, 0)
+    if not entities.subjects and not entities.is_empty():  # recorded before entities carried their roles
+        entities = extract_entities(
+            session.scalar(select(Alert.alert_content).where(Alert.alert_uuid == alert_uuid)) or ""
+        )
     mine = {kind: entities.subject(kind) for kind in _SHARED_KINDS if entities.subject(kind)}
     if not mine:
-        return _output([], {})
+        return _output([], {}, 0)
     lookup = {kind: set(values) for kind, values in mine.items()}
-    candidates = session.execute(
-        select(
-            Alert.alert_uuid,
-            Alert.alert_id,
-            Alert.alert_type,
-            Alert.alert_provider,
-            Alert.created_at,
-            Alert.case_id,
-        )
+    # Only the uuids: the newest MAX_RESULTS matches are all the output describes, fetched at the end.
+    candidates = session.scalars(
+        select(Alert.alert_uuid)
         .where(
-            Alert.organization_uuid == alert.organization_uuid,
-            Alert.alert_uuid != alert.alert_uuid,
+            Alert.organization_uuid == organization_uuid,
+            Alert.alert_uuid != alert_uuid,
             Alert.created_at >= epoch_now() - WINDOW_SECONDS,
         )
         .order_by(Alert.id.desc())
         .limit(MAX_CANDIDATES)
     ).all()
-    subjects = _candidate_subjects(session, [row.alert_uuid for row in candidates])
+    subjects = _candidate_subjects(session, list(candidates))
     scanned = 0
     frequency: Counter[tuple[EntityKind, str]] = Counter()
-    sharing: list[tuple[dict[str, Any], dict[EntityKind, set[str]]]] = []
+    sharing: list[tuple[uuid.UUID, dict[EntityKind, set[str]]]] = []
     for other in candidates:
         scanned += 1
-        theirs = subjects.get(other.alert_uuid)
+        theirs = subjects.get(other)
         if theirs is None:  # deleted between the two queries
             continue
         common = {kind: values & theirs.get(kind, frozenset()) for kind, values in lookup.items()}
         common = {kind: values for kind, values in common.items() if values}
         if common:
             frequency.update((kind, value) for kind, values in common.items() for value in values)
-            sharing.append((_describe(other), common))
+            sharing.append((other, common))
     threshold = max(NOISY_MIN_ALERTS, math.ceil(NOISY_SHARE * scanned))
     noisy = {key for key, alerts in frequency.items() if alerts >= threshold}
-    matches: list[dict[str, Any]] = []
-    for described, common in sharing:
+    matched: list[tuple[uuid.UUID, _Shared]] = []
+    for other, common in sharing:
         shared = {
             kind: kept
             for kind, values in mine.items()
             if (kept := [v for v in values if v in common.get(kind, ()) and (kind, v) not in noisy])
         }
         if _relates(shared):
-            matches.append(
-                {
-                    **described,
-                    "shared": {kind.value: values for kind, values in shared.items()},
-                    "reason": _reason(shared),
-                }
-            )
+            matched.append((other, shared))
+    described = _describe(session, [other for other, _ in matched[:MAX_RESULTS]])
+    matches = [
+        {
+            **described[other],
+            "shared": {kind.value: values for kind, values in shared.items()},
+            "reason": _reason(shared),
+        }
+        for other, shared in matched[:MAX_RESULTS]
+        if other in described
+    ]
     ignored = {
         kind.value: {value: frequency[(kind, value)] for value in values if (kind, value) in noisy}
         for kind, values in mine.items()
     }
-    return _output(matches, {kind: values for kind, values in ignored.items() if values})
+    return _output(matches, {kind: values for kind, values in ignored.items() if values}, len(matched))
 
 
-def _output(matches: list[dict[str, Any]], ignored_noisy: dict[str, dict[str, int]]) -> dict[str, Any]:
-    return {"count": len(matches), "alerts": matches[:MAX_RESULTS], "ignored_noisy": ignored_noisy}
+def _output(matches: list[dict[str, Any]], ignored_noisy: dict[str, dict[str, int]], count: int) -> dict[str, Any]:
+    return {"count": count, "alerts": matches, "ignored_noisy": ignored_noisy}
 
 
 def _candidate_subjects(session: Session, alert_uuids: list[uuid.UUID]) -> dict[uuid.UUID, _Subjects]:
@@ -197,13 +195,24 @@ def _candidate_subjects(session: Session, alert_uuids: list[uuid.UUID]) -> dict[
     return found
 
 
-def _describe(other: _Candidate) -> dict[str, Any]:
+def _describe(session: Session, alert_uuids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
+    """What the output says about each related alert, in one query."""
+    if not alert_uuids:
+        return {}
+    rows = session.execute(
+        select(
+            Alert.alert_uuid, Alert.alert_id, Alert.alert_type, Alert.alert_provider, Alert.created_at, Alert.case_id
+        ).where(Alert.alert_uuid.in_(alert_uuids))
+    )
     return {
-        "alert_id": other.alert_id,
-        "alert_type": other.alert_type,
-        "alert_provider": other.alert_provider,
-        "created_at": other.created_at,
-        "case_id": other.case_id,
+        row.alert_uuid: {
+            "alert_id": row.alert_id,
+            "alert_type": row.alert_type,
+            "alert_provider": row.alert_provider,
+            "created_at": row.created_at,
+            "case_id": row.case_id,
+        }
+        for row in rows
     }
 
 
