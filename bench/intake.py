@@ -87,7 +87,7 @@ class Plan:
 
 FULL = Plan(
     seconds=5,
-    warm_seconds=2,
+    warm_seconds=1,
     calibrate_seconds=2,
     probe_seconds=1,
     idle_seconds=3,
@@ -125,23 +125,28 @@ class Intake:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-        self.connections: dict[str, int] = {}
+        self.connections: dict[tuple[str, str], int] = {}
         self.statuses: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+        self.notes: dict[tuple[str, str], str] = {}
 
     def add(self, section: str, name: str, unit: str, value: float) -> None:
         self.values[(section, name, unit)].append(value)
 
-    def best(self, key: str, aim: load.Target, levels: tuple[int, ...]) -> int:
-        if key not in self.connections:
-            self.connections[key] = load.best_connections(aim, levels, self.plan.calibrate_seconds)
-        return self.connections[key]
+    def best(self, section: str, name: str, aim: load.Target, levels: tuple[int, ...]) -> int:
+        """The saturating connection count, found in the first run and kept (the note says which)."""
+        if (section, name) not in self.connections:
+            best = load.best_connections(aim, levels, self.plan.calibrate_seconds)
+            self.connections[(section, name)] = best
+            tried = f" (best of {'/'.join(map(str, levels))})" if len(levels) > 1 else ""
+            self.notes[(section, name)] = f"{best} connections{tried}"
+        return self.connections[(section, name)]
 
     def e1(self, section: str, label: str, server: Server, store: Store, api_key: str, body: object) -> float:
         """Saturation, then 50 % of it; returns the saturation rate."""
         aim = target(server, E1_PATH, body, api_key)
         if self.plan.warm_seconds:
             load.run(aim, 4, self.plan.warm_seconds)  # warm-up: connections, pools, first calls
-        connections = self.best(f"{section}/{label}", aim, self.plan.levels)
+        connections = self.best(section, f"{label}: alerts/s at saturation", aim, self.plan.levels)
         saturation, stored = stored_during(store, lambda: load.run(aim, connections, self.plan.seconds))
         half = load.at_rate(aim, saturation.rate / 2, self.plan.seconds, self.plan.probe_seconds)
         self.add(section, f"{label}: alerts/s at saturation", "alerts/s", saturation.rate)
@@ -165,7 +170,7 @@ class Intake:
 
     def batch(self, backend: Backend, server: Server, store: Store, api_key: str) -> None:
         aim = target(server, BATCH_PATH, {"alerts": [ALERT] * BATCH_SIZE}, api_key)
-        connections = self.best(f"batch/{backend}", aim, self.plan.batch_levels)
+        connections = self.best(BATCH_SECTION, f"{backend}: alerts/s", aim, self.plan.batch_levels)
         result, stored = stored_during(store, lambda: load.run(aim, connections, self.plan.seconds))
         self.add(BATCH_SECTION, f"{backend}: alerts/s", "alerts/s", result.rate * BATCH_SIZE)
         self.failures(BATCH_SECTION, f"{backend}: non-2xx responses", result)
@@ -177,6 +182,7 @@ class Intake:
         result = load.run(target(server, E1_PATH, ALERT, api_key), self.plan.crowd, self.plan.seconds)
         section, label = f"E1 intake ({Backend.SQLITE})", f"{self.plan.crowd} connections"
         self.add(section, f"{label}: 503 responses", "", result.count(503))
+        self.notes[(section, f"{label}: 503 responses")] = f"wrk, {self.plan.seconds:g} s (socket errors: next row)"
         self.add(section, f"{label}: alerts/s", "alerts/s", result.rate)
         self.failures(section, f"{label}: non-2xx responses", result)
 
@@ -210,6 +216,7 @@ class Intake:
             seen = self.statuses.get((section, name))
             if seen:
                 figure.note = "seen: " + ", ".join(f"{status} × {n}" for status, n in sorted(seen.items()))
+            figure.note = self.notes.get((section, name), figure.note)
             figures.append(figure)
         labels = list(dict.fromkeys([*LABELS, *(figure.name.partition(": ")[0] for figure in figures)]))
         return sorted(figures, key=lambda figure: order(figure, labels))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
 import tempfile
@@ -79,7 +80,7 @@ def ensure_wrk() -> str:
         return found
     print("wrk is missing: apt-get install -y wrk", flush=True)
     install = ["apt-get", "install", "-y", "-q", "wrk"]
-    if subprocess.run(install, check=False).returncode:
+    if subprocess.run(install, check=False, env=os.environ | {"DEBIAN_FRONTEND": "noninteractive"}).returncode:
         subprocess.run(["apt-get", "update", "-q"], check=True)
         subprocess.run(install, check=True)
     found = shutil.which("wrk")

@@ -97,7 +97,7 @@ def note_text(figure: Figure, notes: Mapping[str, str]) -> str:
     why = notes.get(f"{figure.section} / {figure.name}", "")
     if figure.met is False and not why:
         why = "missed: explanation pending (bench/notes.py)"
-    return " ".join(part for part in (why, figure.note) if part).replace("|", "\\|")
+    return "; ".join(part for part in (why, figure.note) if part).replace("|", "\\|")
 
 
 def table(figures: list[Figure], notes: Mapping[str, str]) -> list[str]:
