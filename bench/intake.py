@@ -66,7 +66,9 @@ uvicorn and database, parse the JSON, one INSERT + commit into a table shaped li
 validation, no numbering. Saturation: the best alerts/s over {levels} connections (chosen in the first run, kept
 after). 50 % of saturation: a few connections pausing between requests (wrk `delay()`) so the offered rate is half
 the run's saturation rate; the rate achieved is shown. "Non-2xx" counts every answer that was not 2xx (a 503 among
-them misses the target); "lost" is 2xx answers minus rows that appeared in `alerts` (a positive number is a bug).
+them misses the target); "lost" is the saturation run's 2xx answers minus the rows that appeared in `alerts` during
+it (a positive number is a bug; requests still in flight when wrk stops are stored but not counted, so a loss
+smaller than the connection count could hide behind them).
 The per-key rate limit is raised (`VIGIL_RATE_LIMIT_PER_SECOND` / `_BURST` = 1,000,000) so the limiter never caps
 the load; its default (200/s, burst 400) would."""
 
