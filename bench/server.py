@@ -1,8 +1,9 @@
 """Real server processes for the benchmarks: a fresh store per run, `vigil serve` (or the baseline) started and killed.
 
 A store (a PostgreSQL database or a SQLite data directory) is set up once per backend with Vigil's own CLI
-(`vigil db upgrade`, `vigil org add`, `vigil apikey create`) and then cloned for every run, because each CLI
-call costs seconds of imports while a clone costs milliseconds: every run starts from the same empty state.
+(`vigil org add`, `vigil apikey create`; every command migrates the schema first) and then cloned for every run,
+because each CLI call costs seconds of imports while a clone costs milliseconds: every run starts from the same
+empty state.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
@@ -83,14 +84,14 @@ class Store:
             env["VIGIL_DATABASE_URL"] = self.database_url
         return env
 
-    def count(self, table: str = "alerts") -> int:
-        """Rows durably stored, read through a separate connection."""
+    def count(self, rows: str = "alerts") -> int:
+        """`SELECT count(*) FROM <rows>` (a table, or a table with a WHERE clause) on a separate connection."""
         if self.pg_name:
             with psycopg.connect(self.psycopg_url, autocommit=True) as connection:
-                row = connection.execute(f"SELECT count(*) FROM {table}".encode()).fetchone()
+                row = connection.execute(f"SELECT count(*) FROM {rows}".encode()).fetchone()
         else:
             with closing(sqlite3.connect(f"file:{self.sqlite_path}?mode=ro", uri=True, timeout=30)) as connection:
-                row = connection.execute(f"SELECT count(*) FROM {table}").fetchone()
+                row = connection.execute(f"SELECT count(*) FROM {rows}").fetchone()
         return int(row[0]) if row else 0
 
     def drop(self) -> None:
@@ -117,11 +118,8 @@ class Template:
     api_key: str
 
     def clone(self) -> Store:
-        if self.store.pg_name:
-            copy = empty_store(self.store.backend, template=self.store.pg_name)
-            shutil.copytree(self.store.data_dir, copy.data_dir, dirs_exist_ok=True)
-            return copy
-        copy = empty_store(self.store.backend)
+        """PostgreSQL: CREATE DATABASE … TEMPLATE; both: a copy of the data directory (SQLite files, keys)."""
+        copy = empty_store(self.store.backend, template=self.store.pg_name)
         shutil.copytree(self.store.data_dir, copy.data_dir, dirs_exist_ok=True)
         return copy
 
@@ -197,7 +195,6 @@ class Server:
     process: subprocess.Popen[bytes]
     port: int
     log: Path
-    started_at: float = field(default_factory=time.monotonic)
 
     @property
     def base_url(self) -> str:
