@@ -7,6 +7,8 @@ import uuid
 
 from pydantic import BaseModel
 from sqlalchemy import case, func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import AlertFacts, Analysis, Evidence, EvidenceKind
@@ -297,27 +299,28 @@ def organization_of(session: Session, alert_uuid: uuid.UUID) -> uuid.UUID:
 
 
 def record_step(session: Session, alert_uuid: uuid.UUID, attempt: int, record: StepRecord) -> None:
-    """Upsert on (alert, attempt, position): a step re-executed after a crash leaves one row."""
-    row = session.scalar(
-        select(InvestigationStep).where(
-            InvestigationStep.alert_uuid == alert_uuid,
-            InvestigationStep.attempt == attempt,
-            InvestigationStep.position == record.position,
-        )
+    """Upsert on (alert, attempt, position): a step re-executed after a crash leaves one row.
+
+    One `INSERT … ON CONFLICT DO UPDATE` (PostgreSQL and SQLite spell it alike) instead of a read then a write:
+    every step of every investigation comes through here.
+    """
+    values: dict[str, object] = {
+        "name": record.name,
+        "kind": record.kind,
+        "skill_id": record.skill_id,
+        "connection_name": record.connection_name,
+        "status": record.status.value,
+        "inputs": json.dumps(record.inputs, default=str),
+        "output": json.dumps(record.output, default=str) if record.output is not None else None,
+        "error": record.error,
+        "started_at": record.started_at,
+        "duration_ms": record.duration_ms,
+    }
+    dialect_insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    statement = dialect_insert(InvestigationStep).values(
+        alert_uuid=alert_uuid, attempt=attempt, position=record.position, **values
     )
-    if row is None:
-        row = InvestigationStep(alert_uuid=alert_uuid, attempt=attempt, position=record.position)
-        session.add(row)
-    row.name = record.name
-    row.kind = record.kind
-    row.skill_id = record.skill_id
-    row.connection_name = record.connection_name
-    row.status = record.status.value
-    row.inputs = json.dumps(record.inputs, default=str)
-    row.output = json.dumps(record.output, default=str) if record.output is not None else None
-    row.error = record.error
-    row.started_at = record.started_at
-    row.duration_ms = record.duration_ms
+    session.execute(statement.on_conflict_do_update(index_elements=["alert_uuid", "attempt", "position"], set_=values))
 
 
 def as_evidence(records: list[StepRecord]) -> list[Evidence]:
