@@ -255,6 +255,15 @@ class Rig:
                 return int(line.split()[1]) / 1024
         raise RuntimeError("no VmRSS")
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the worker processes have used so far: per investigation, the figure least
+        moved by what else runs on the machine."""
+        total = 0
+        for process in self.workers.values():
+            fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+        return total / os.sysconf("SC_CLK_TCK")
+
     # -- load ------------------------------------------------------------------------------------------------
 
     def send(self, count: int) -> list[str]:
@@ -450,14 +459,17 @@ def _throughput(rig: Rig, workers: int, latency_ms: int, sizes: Sizes, runs: int
     )
     failed = 0
     breakdown: dict[str, float] = {}
+    cpu = rig.cpu_seconds()
     for _ in range(runs):
         uuids = rig.send(sizes.throughput_alerts)
         rig.wait_finished(uuids, timeout=600)
         failed += rig.failed(uuids)
         figure.runs.append(rig.throughput(uuids))
         breakdown = rig.step_breakdown(uuids)
+    cpu_ms = (rig.cpu_seconds() - cpu) * 1000 / (runs * sizes.throughput_alerts)
     figure.note = (
-        f"{sizes.throughput_alerts} alerts per run; {_note_load()}; median step ms "
+        f"{sizes.throughput_alerts} alerts per run; {_note_load()}; worker CPU {number(cpu_ms)} ms per "
+        "investigation; median step ms "
         + ", ".join(f"{name.removeprefix('vigil.')} {number(ms)}" for name, ms in breakdown.items())
         + (f"; {failed} failed" if failed else "")
     )
@@ -519,6 +531,8 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    # SIGTERM as an exit, so the workers are stopped and the private database dropped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
     for figure in run(args.smoke, args.runs):
         runs = ", ".join(number(r) for r in figure.runs)
