@@ -1,9 +1,12 @@
 """Growth: E1 latency and the console's Alerts page as the alerts table grows from 0 to 100k to 1M rows.
 
-One PostgreSQL store, one `vigil serve`; between measurements alerts are bulk-loaded with COPY (bench/alerts_page.py's
-generator: six organizations, five providers, a month of creation times), then ANALYZEd. At each size, each run
-measures E1's p50 with wrk at a fixed, moderate connection count and the Alerts page's first page for the admin,
-timed in-process from the first ASGI event to the last body byte (bench/alerts_page.py's timer).
+Two PostgreSQL stores, each with its own `vigil serve`: one grows (alerts bulk-loaded between sizes with COPY by
+bench/alerts_page.py's generator: six organizations, five providers, a month of creation times; then ANALYZE),
+the other stays empty. At each size, each run measures E1's p50 with wrk at a fixed, moderate connection count
+and the Alerts page's first page for the admin, timed in-process from the first ASGI event to the last body byte
+(bench/alerts_page.py's timer). At the largest size the empty store is measured beside each run, and the target
+compares the two: minutes of bulk loading separate the 0-row and 1M-row runs, and a shared machine's load drifts
+over minutes, so only figures taken at the same moment say what the rows themselves cost.
 """
 
 from __future__ import annotations
@@ -11,12 +14,16 @@ from __future__ import annotations
 import random
 import statistics
 import time
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
 from bench import alerts_page, load
 from bench.intake import ALERT, E1_PATH, SERVE, target
 from bench.report import Figure, measured
-from bench.server import Backend, Server, Store, running, vigil_templates
+from bench.server import Backend, Server, Store, Template, running, vigil_templates
 from vigil.app import create_app
 from vigil.db.session import Database
 from vigil.settings import Settings
@@ -25,6 +32,8 @@ SECTION = "Growth (PostgreSQL)"
 #: At most this much slower at the largest size than at 0 rows (the issue's target).
 GROWTH_LIMIT = 1.5
 CHUNK = 100_000
+#: Key of the empty store's runs, beside the sizes' keys.
+EMPTY = "empty"
 
 
 @dataclass(frozen=True)
@@ -61,53 +70,71 @@ class Page:
         self.database.dispose()
 
 
-def measure_size(plan: Plan, server: Server, page: Page, api_key: str, runs: int) -> tuple[list[float], list[float]]:
-    """Per run: E1 p50 (ms) and the first page's median server time (ms)."""
-    aim = target(server, E1_PATH, ALERT, api_key)
-    load.run(aim, plan.connections, 1)  # warm-up after the bulk load
-    e1, pages = [], []
-    for _ in range(runs):
-        e1.append(load.run(aim, plan.connections, plan.seconds).p50_ms)
-        pages.append(page.first_page_ms(plan.page_requests))
-    return e1, pages
+@dataclass
+class Subject:
+    """A store with `vigil serve` on it and the console page timer: one side of the comparison."""
+
+    store: Store
+    server: Server
+    page: Page
+    organizations: dict[str, uuid.UUID]
+    aim: load.Target
+
+    def measure(self, plan: Plan, e1: list[float], pages: list[float]) -> None:
+        """One run: E1 p50 (ms) with wrk, then the first page's median server time (ms)."""
+        e1.append(load.run(self.aim, plan.connections, plan.seconds).p50_ms)
+        pages.append(self.page.first_page_ms(plan.page_requests))
+
+
+@contextmanager
+def subject(template: Template) -> Iterator[Subject]:
+    """A fresh clone with the console fixtures (organizations, playbooks, users) and a running server."""
+    store = template.clone()
+    try:
+        fixtures = Database(Settings(database_url=store.database_url, data_dir=store.data_dir))
+        organizations = alerts_page.seed_fixtures(fixtures)
+        fixtures.dispose()
+        with running(SERVE, store.env(), store.data_dir) as server:
+            page = Page(store)
+            try:
+                yield Subject(store, server, page, organizations, target(server, E1_PATH, ALERT, template.api_key))
+            finally:
+                page.close()
+    finally:
+        store.drop()
 
 
 def run(smoke: bool, runs: int) -> list[Figure]:
-    """Measure at each size, loading the difference with COPY in between."""
+    """Measure at each size, loading the difference with COPY in between; at the largest size each run also
+    measures an empty store served beside it, so the ratio compares two figures taken at the same moment."""
     plan = SMOKE if smoke else FULL
-    e1: dict[int, list[float]] = {}
-    pages: dict[int, list[float]] = {}
+    e1: dict[int | str, list[float]] = defaultdict(list)
+    pages: dict[int | str, list[float]] = defaultdict(list)
     loading: dict[int, float] = {}
     rng = random.Random(20261126)
-    with vigil_templates(Backend.POSTGRES) as templates:
-        template = templates[Backend.POSTGRES]
-        store = template.clone()
-        try:
-            fixtures = Database(Settings(database_url=store.database_url, data_dir=store.data_dir))
-            organizations = alerts_page.seed_fixtures(fixtures)
-            fixtures.dispose()
-            with running(SERVE, store.env(), store.data_dir) as server:
-                page = Page(store)
-                try:
-                    loaded = 0
-                    for size in plan.sizes:
-                        began = time.monotonic()
-                        for start in range(loaded, size, CHUNK):  # chunks: the COPY buffer stays ~70 MB
-                            alerts_page.copy_alerts(store.psycopg_url, organizations, min(CHUNK, size - start), rng)
-                        loading[size], loaded = time.monotonic() - began, size
-                        print(f"growth: {label(size)} alerts (loaded in {loading[size]:.0f} s)", flush=True)
-                        e1[size], pages[size] = measure_size(plan, server, page, template.api_key, runs)
-                finally:
-                    page.close()
-        finally:
-            store.drop()
+    with vigil_templates(Backend.POSTGRES) as templates, ExitStack() as stack:
+        growing = stack.enter_context(subject(templates[Backend.POSTGRES]))
+        empty = stack.enter_context(subject(templates[Backend.POSTGRES]))
+        loaded = 0
+        for size in plan.sizes:
+            began = time.monotonic()
+            for start in range(loaded, size, CHUNK):  # chunks: the COPY buffer stays ~70 MB
+                alerts_page.copy_alerts(growing.store.psycopg_url, growing.organizations, min(CHUNK, size - start), rng)
+            loading[size], loaded = time.monotonic() - began, size
+            print(f"growth: {label(size)} alerts (loaded in {loading[size]:.0f} s)", flush=True)
+            sides = [(growing, size)] + ([(empty, EMPTY)] if size == plan.sizes[-1] else [])
+            for side, _ in sides:
+                load.run(side.aim, plan.connections, 1)  # warm-up after the bulk load
+            for _ in range(runs):
+                for side, key in sides:
+                    side.measure(plan, e1[key], pages[key])
     return figures(plan, e1, pages, loading)
 
 
 def figures(
-    plan: Plan, e1: dict[int, list[float]], pages: dict[int, list[float]], loading: dict[int, float]
+    plan: Plan, e1: dict[int | str, list[float]], pages: dict[int | str, list[float]], loading: dict[int, float]
 ) -> list[Figure]:
-    """Per size the absolute figures, then the largest size over 0 rows (each run paired with its own)."""
+    """Per size the absolute figures, the empty store beside the largest, and their ratio (run by run)."""
     e1_how = f"wrk, {plan.connections} connections, {plan.seconds:g} s"
     loaded = {size: f"COPY of the rows added before it: {seconds:.0f} s" for size, seconds in loading.items() if size}
     return [
@@ -116,22 +143,28 @@ def figures(
     ]
 
 
-def series(what: str, runs: dict[int, list[float]], sizes: tuple[int, ...], notes: dict[int, str]) -> list[Figure]:
-    first, last = sizes[0], sizes[-1]
+def series(
+    what: str, runs: dict[int | str, list[float]], sizes: tuple[int, ...], notes: dict[int, str]
+) -> list[Figure]:
+    last = sizes[-1]
     rows = [
         measured(SECTION, f"{what} at {label(size)} alerts", "ms", runs[size], note=notes.get(size, ""))
         for size in sizes
     ]
-    ratios = [b / a for a, b in zip(runs[first], runs[last], strict=True)]
-    rows.append(measured(SECTION, f"{what} at {label(last)} / at {label(first)}", "×", ratios, at_most=GROWTH_LIMIT))
+    beside = f"{what}, empty store beside the {label(last)} runs"
+    rows.append(measured(SECTION, beside, "ms", runs[EMPTY], note="same moment as each run at the largest size"))
+    ratios = [b / a for a, b in zip(runs[EMPTY], runs[last], strict=True)]
+    rows.append(measured(SECTION, f"{what} at {label(last)} / empty beside it", "×", ratios, at_most=GROWTH_LIMIT))
     return rows
 
 
 def description() -> dict[str, str]:
     return {
-        SECTION: f"One `vigil serve` on PostgreSQL; alerts added between sizes with COPY (bench/alerts_page.py's "
-        f"generator, then ANALYZE). E1: wrk with {FULL.connections} connections for {FULL.seconds:g} s, p50. "
-        f"Alerts page: the admin's first page (50 rows), median server time of {FULL.page_requests} requests, "
-        "in-process (first ASGI event to last body byte). A ratio row pairs each run at the largest size with "
-        "the same run at 0 rows."
+        SECTION: f"Two `vigil serve` on PostgreSQL: one store grows (alerts added between sizes with COPY by "
+        "bench/alerts_page.py's generator, then ANALYZE), the other stays empty and is measured beside each run "
+        "at the largest size; the target compares those two, taken at the same moment, because the minutes of "
+        "bulk loading between the 0-row and the 1M-row runs let a shared machine's load drift. "
+        f"E1: wrk with {FULL.connections} connections for {FULL.seconds:g} s, p50. Alerts page: the admin's first "
+        f"page (50 rows), median server time of {FULL.page_requests} requests, in-process (first ASGI event to "
+        "last body byte)."
     }
