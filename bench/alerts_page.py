@@ -168,7 +168,10 @@ def copy_alerts(url: str, organizations: dict[str, uuid.UUID], total: int, rng: 
     cases: dict[str, int] = {code: int(n) for code, n in first_case}
     orgs = weighted(rng, ORGANIZATIONS, total)
     statuses = weighted(rng, STATUSES, total)
-    creator = uuid.uuid4()
+    creator = str(uuid.uuid4())
+    organization_uuids = {code: str(organization_uuid) for code, organization_uuid in organizations.items()}
+    today = datetime.now(UTC)
+    investigators: dict[tuple[str, str, str], str] = {}
     start = now - 30 * 86_400
     buffer = io.StringIO()
     for n in range(total):
@@ -177,7 +180,7 @@ def copy_alerts(url: str, organizations: dict[str, uuid.UUID], total: int, rng: 
         alert_type: str | None = rng.choice(TYPES) if status != 0 else None
         counters[(code, provider)] = counters.get((code, provider), 0) + 1
         created = start + n * (30 * 86_400) // total
-        content = json.dumps(
+        content = json.dumps(  # COPY's text format: a backslash is the one character JSON may hold that needs escaping
             {
                 "title": alert_type or "Unclassified event",
                 "userPrincipalName": f"user{rng.randrange(5000)}@{code.lower()}.example",
@@ -187,27 +190,30 @@ def copy_alerts(url: str, organizations: dict[str, uuid.UUID], total: int, rng: 
                 "severity": rng.choice(["low", "medium", "high"]),
                 "raw": "x" * rng.randrange(50, 400),
             }
-        )
+        ).replace("\\", "\\\\")
         case_id = investigator = completed = failure = None
         if status == 15:
             cases[code] = cases.get(code, 0) + 1
             case_id = f"{code}-{cases[code]}"
             completed = created + rng.randrange(5, 300)
         if status in (10, 15, 20) and alert_type:
-            investigator = playbook_name(code, provider, alert_type, datetime.now(UTC))
+            key = (code, provider, alert_type)
+            if key not in investigators:
+                investigators[key] = playbook_name(code, provider, alert_type, today)
+            investigator = investigators[key]
         if status == 20:
             failure = "Step 'Machine details' failed: Defender API GET /api/machines failed (Forbidden: Missing role)"
         row = [
-            str(uuid.uuid4()),
+            f"{rng.getrandbits(128):032x}",  # PostgreSQL reads 32 hex digits as a uuid; no urandom per row
             f"{code}-{provider.upper()}-{counters[(code, provider)]}",
-            str(organizations[code]),
+            organization_uuids[code],
             code,
             provider,
             alert_type,
             content,
             str(created),
             str(created),
-            str(creator),
+            creator,
             str(completed or created),
             str(status),
             "1" if status == 20 else "0",
@@ -216,7 +222,7 @@ def copy_alerts(url: str, organizations: dict[str, uuid.UUID], total: int, rng: 
             str(completed) if completed else None,
             failure,
         ]
-        buffer.write("\t".join(r"\N" if v is None else v.replace("\\", "\\\\") for v in row) + "\n")
+        buffer.write("\t".join(r"\N" if v is None else v for v in row) + "\n")
     buffer.seek(0)
     columns = (
         "alert_uuid, alert_id, organization_uuid, organization_code, alert_provider, alert_type, alert_content, "
