@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> None:
     started = time.monotonic()
     figures: list[report.Figure] = []
     durations: dict[str, float] = {}
-    with vigil_templates(*Backend):  # set up once with the CLI, cloned by every section's runs
+    needed = tuple(Backend) if {"intake", "growth"} & set(only) else ()
+    with vigil_templates(*needed):  # set up once with the CLI, cloned by every section's runs
         for name in only:
             began = time.monotonic()
             figures += SECTIONS[name](args.smoke, runs)
