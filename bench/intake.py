@@ -216,9 +216,8 @@ class Intake:
         for (section, name, unit), runs in self.values.items():
             figure = judge(section, name, unit, runs)
             seen = self.statuses.get((section, name))
-            if seen:
-                figure.note = "seen: " + ", ".join(f"{status} × {n}" for status, n in sorted(seen.items()))
-            figure.note = self.notes.get((section, name), figure.note)
+            statuses = "seen: " + ", ".join(f"{status} × {n}" for status, n in sorted(seen.items())) if seen else ""
+            figure.note = "; ".join(part for part in (self.notes.get((section, name), ""), statuses) if part)
             figures.append(figure)
         labels = list(dict.fromkeys([*LABELS, *(figure.name.partition(": ")[0] for figure in figures)]))
         return sorted(figures, key=lambda figure: order(figure, labels))
