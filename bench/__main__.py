@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     only = args.only or list(SECTIONS)
     out = args.out or (DOC if not args.smoke and not args.only else temporary_doc())
 
+    launched = time.monotonic()
     ensure_postgres()
     ensure_wrk()
     started = time.monotonic()
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     durations: dict[str, float] = {}
     needed = tuple(Backend) if {"intake", "growth"} & set(only) else ()
     with vigil_templates(*needed):  # set up once with the CLI, cloned by every section's runs
+        print(f"set-up (PostgreSQL, wrk, stores made with the CLI): {time.monotonic() - launched:.0f} s", flush=True)
         for name in only:
             began = time.monotonic()
             figures += SECTIONS[name](args.smoke, runs)

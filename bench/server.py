@@ -1,9 +1,8 @@
 """Real server processes for the benchmarks: a fresh store per run, `vigil serve` (or the baseline) started and killed.
 
 A store (a PostgreSQL database or a SQLite data directory) is set up once per backend with Vigil's own CLI
-(`vigil org add`, `vigil apikey create`; every command migrates the schema first) and then cloned for every run,
-because each CLI call costs seconds of imports while a clone costs milliseconds: every run starts from the same
-empty state.
+(`vigil org add`, `vigil apikey create`; every command migrates the schema first) and then cloned for every run
+(milliseconds), so every run starts from the same empty state.
 """
 
 from __future__ import annotations
@@ -20,15 +19,16 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 import psycopg
+from typer.testing import CliRunner
 
 from bench.alerts_page import admin_url, pg_admin
+from vigil.cli import app as cli_app
 
 REPO = Path(__file__).resolve().parent.parent
 VIGIL = str(Path(sys.executable).with_name("vigil"))
@@ -125,23 +125,28 @@ class Template:
 
 
 def vigil_cli(store: Store, *args: str) -> str:
-    """Run one `vigil` command on the store and return its output."""
-    done = subprocess.run([VIGIL, *args], env=store.env(), capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise RuntimeError(f"vigil {' '.join(args)} failed ({done.returncode}): {done.stdout}{done.stderr}")
-    return done.stdout
+    """Run one `vigil` command (the installed CLI's own Typer app) on the store and return its output.
+
+    In this process rather than a new one: a `vigil` process spends seconds importing the app, which made the
+    set-up the slowest part of a smoke run. The environment is the store's alone while the command runs.
+    """
+    env: dict[str, str | None] = {key: None for key in os.environ if key.startswith("VIGIL_")}
+    env |= {key: value for key, value in store.env().items() if key.startswith("VIGIL_")}
+    done = CliRunner().invoke(cli_app, list(args), env=env)
+    if done.exit_code:
+        raise RuntimeError(f"vigil {' '.join(args)} failed ({done.exit_code}): {done.output}") from done.exception
+    return done.output
 
 
 def make_template(backend: Backend) -> Template:
     """Schema, organization ACME, the okta provider and an API key, created the way an operator would.
 
-    Every `vigil` command migrates first, so no separate `vigil db upgrade` is needed; the seed provider list
-    (from the migrations) is read directly, since each CLI call costs seconds of imports.
+    Every `vigil` command migrates first, so no separate `vigil db upgrade` is needed.
     """
     store = empty_store(backend)
     try:
         vigil_cli(store, "org", "add", ORGANIZATION)
-        if not store.count(f"providers WHERE alert_provider = '{PROVIDER}'"):
+        if f" {PROVIDER} " not in vigil_cli(store, "provider", "list"):
             vigil_cli(store, "provider", "add", PROVIDER)
         api_key = vigil_cli(store, "apikey", "create", "--name", "bench").strip().splitlines()[-1]
         if store.sqlite_path.exists():  # one file to copy: fold the WAL back in
@@ -159,22 +164,14 @@ TEMPLATES: dict[Backend, Template] = {}
 
 @contextmanager
 def vigil_templates(*backends: Backend) -> Iterator[dict[Backend, Template]]:
-    """One template per backend, set up in parallel (the CLI mostly waits on imports).
-
-    A template already made by an enclosing call is reused; each call drops only the ones it made.
-    """
-    missing = [backend for backend in backends if backend not in TEMPLATES]
+    """One template per backend; one already made by an enclosing call is reused, and each call drops only
+    the ones it made."""
     made: list[Template] = []
     try:
-        if missing:
-            with ThreadPoolExecutor(len(missing)) as pool:
-                futures = {backend: pool.submit(make_template, backend) for backend in missing}
-            for backend, future in futures.items():
-                if future.exception() is None:
-                    TEMPLATES[backend] = future.result()
-                    made.append(TEMPLATES[backend])
-            for future in futures.values():
-                future.result()  # raise the first failure, after keeping the others for cleanup
+        for backend in backends:
+            if backend not in TEMPLATES:
+                TEMPLATES[backend] = make_template(backend)
+                made.append(TEMPLATES[backend])
         yield {backend: TEMPLATES[backend] for backend in backends}
     finally:
         for template in made:
