@@ -23,7 +23,7 @@ from vigil.alerts.schemas import (
 from vigil.errors import ValidationFailed
 from vigil.investigations import service as investigations
 from vigil.metrics import ALERTS_INGESTED, INTAKE_REJECTED
-from vigil.web.deps import DbDep, EngineDep, IntakeDep, IntakePrincipalDep, PrincipalDep
+from vigil.web.deps import DbDep, EngineDep, IntakeDep, PrincipalDep
 from vigil.web.openapi import ERROR_RESPONSES
 
 router = APIRouter(prefix="/serviceapi/alerts", tags=["alerts"], responses=ERROR_RESPONSES)
@@ -42,8 +42,6 @@ async def create_alert(
     payload: AlertCreate,
     response: Response,
     intake: IntakeDep,
-    principal: IntakePrincipalDep,
-    engine: EngineDep,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> AlertOut:
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY_LENGTH:
@@ -52,23 +50,21 @@ async def create_alert(
             code="invalid_idempotency_key",
             details=[{"field": "Idempotency-Key"}],
         )
-    stored = await asyncio.wrap_future(intake.create(principal, payload, idempotency_key))
+    stored = await asyncio.wrap_future(intake.writer.create(intake.principal, payload, idempotency_key))
     if stored.created:
         ALERTS_INGESTED.labels(stored.alert.alert_provider).inc()
-        if engine is not None and stored.alert.alert_type:
-            engine.wake()
+        if intake.engine is not None and stored.alert.alert_type:
+            intake.engine.wake()
     else:
         response.status_code = 200
     return stored.alert
 
 
 @router.post("/batch", summary="Create up to 500 alerts; one result per item")
-async def create_alerts_batch(
-    payload: AlertBatchCreate, intake: IntakeDep, principal: IntakePrincipalDep, engine: EngineDep
-) -> AlertBatchResult:
-    results = await asyncio.wrap_future(intake.create_batch(principal, payload.alerts))
-    if engine is not None:
-        engine.wake()
+async def create_alerts_batch(payload: AlertBatchCreate, intake: IntakeDep) -> AlertBatchResult:
+    results = await asyncio.wrap_future(intake.writer.create_batch(intake.principal, payload.alerts))
+    if intake.engine is not None:
+        intake.engine.wake()
     for item in results:
         if item.alert is not None:
             ALERTS_INGESTED.labels(item.alert.alert_provider).inc()
