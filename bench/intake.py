@@ -70,7 +70,8 @@ them misses the target); "lost" is the saturation run's 2xx answers minus the ro
 it (a positive number is a bug; requests still in flight when wrk stops are stored but not counted, so a loss
 smaller than the connection count could hide behind them).
 The per-key rate limit is raised (`VIGIL_RATE_LIMIT_PER_SECOND` / `_BURST` = 1,000,000) so the limiter never caps
-the load; its default (200/s, burst 400) would."""
+the load: one wrk key sends what a whole fleet of senders would (the default, 2,000/s with a burst of 4,000, is
+per key and above one process's E1 rate)."""
 
 
 @dataclass(frozen=True)
