@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import growth, intake, machine, report
+from bench import growth, intake, investigations, machine, report
 from bench.alerts_page import PG_ADMIN_URL
 from bench.load import ensure_wrk
 from bench.notes import NOTES
@@ -34,22 +34,10 @@ taken and, where a target is missed, why (`bench/notes.py`). Rerun it on an othe
 servers, the load generator and PostgreSQL share its cores."""
 
 
-def investigations_run(smoke: bool, runs: int) -> list[report.Figure]:
-    # --- Fallback while bench/investigations.py is being written; remove once both parts have landed. ---
-    try:
-        from bench import investigations
-    except ImportError as error:
-        print(f"bench.investigations is not available ({error}); skipping the engine benchmarks", flush=True)
-        return []
-    # --- End of fallback. ---
-    figures: list[report.Figure] = investigations.run(smoke=smoke, runs=runs)
-    return figures
-
-
 SECTIONS: dict[str, Callable[[bool, int], list[report.Figure]]] = {
     "intake": intake.run,
     "growth": growth.run,
-    "investigations": investigations_run,
+    "investigations": investigations.run,
 }
 
 
