@@ -78,7 +78,9 @@ class Settings(BaseSettings):
         default=300.0, gt=0, description="Wall time one model conversation (draft or analysis) may take."
     )
     worker_concurrency: int = Field(default=8, ge=1, description="Investigations one process runs at once.")
-    queue_poll_seconds: float = Field(default=0.2, gt=0, description="How often workers look for queued work.")
+    # DBOS queues are polled. At 0.2 s most of an investigation's engine overhead was waiting in the queue (p50
+    # 247 ms, of which 182 ms queued); 0.05 s brings it to about 70 ms for about 4 % more of a core when idle.
+    queue_poll_seconds: float = Field(default=0.05, gt=0, description="How often workers look for queued work.")
     max_auto_retries: int = Field(default=2, ge=0, description="Automatic re-runs after a transient failure.")
     retry_backoff_seconds: float = Field(default=10.0, ge=0, description="First re-run delay; doubles each time.")
     skill_retry_attempts: int = Field(default=3, ge=1, description="Tries per skill call on transient errors.")
