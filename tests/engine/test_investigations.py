@@ -144,3 +144,25 @@ def test_replayed_steps_do_not_duplicate_evidence(engine_harness: Harness) -> No
             select(InvestigationStep.alert_uuid, InvestigationStep.attempt, InvestigationStep.position)
         ).all()
     assert len(rows) == len(set(rows)) > 0
+
+
+def test_an_investigation_interrupted_by_a_graceful_stop_resumes_instead_of_failing(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Stopping the engine mid-investigation (SIGTERM, a deploy) is not the investigation's failure."""
+    settings = engine_settings(db_url, tmp_path, engine_step_delay_seconds=0.5)
+    with Harness(settings, engine=True) as first:
+        first.add_org("ACME")
+        key = first.add_key("ACME").api_key
+        first.post_alert(key, first.alert_body(alert_content=sign_in(7)))
+        first.wait_for(key, lambda a: len(a) == 1 and a[0]["investigation_status"] == InvestigationStatus.IN_PROGRESS)
+    with first.db.read() as session:  # the engine has stopped; the database is still there
+        interrupted = session.execute(
+            select(Alert.investigation_status, Alert.investigation_retry_count, Alert.failure_reason)
+        ).one()
+    assert tuple(interrupted) == (InvestigationStatus.IN_PROGRESS, 0, None)
+    with Harness(settings, engine=True) as restarted:
+        alerts = restarted.wait_for(key, lambda a: all_done(a, 1))
+    assert alerts[0]["investigation_status"] == COMPLETED
+    assert alerts[0]["investigation_retry_count"] == 0
+    assert alerts[0]["failure_reason"] is None

@@ -67,9 +67,16 @@ def install_runtime(runtime: EngineRuntime | None) -> None:
     _runtime = runtime
 
 
+class EngineStopped(RuntimeError):
+    """The engine stopped under a running workflow (a graceful shutdown): not the investigation's failure.
+
+    The workflow stays pending in DBOS and resumes from its last finished step on the next start.
+    """
+
+
 def runtime() -> EngineRuntime:
     if _runtime is None:
-        raise RuntimeError("the investigation engine is not running in this process")
+        raise EngineStopped("the investigation engine is not running in this process")
     return _runtime
 
 
@@ -163,9 +170,9 @@ def _guarded(alert_uuid_text: str, attempt: int, body: Callable[[], str | None])
     except service.AlertGone:
         logger.warning("alert %s disappeared during its investigation", alert_uuid_text)
         return None
-    except DBOSException:
-        # The engine is shutting down under this workflow (e.g. while it waits at a checkpoint): it is
-        # not failed, DBOS resumes it on the next start or on another worker.
+    except (DBOSException, EngineStopped):
+        # The engine is shutting down under this workflow (e.g. while it waits at a checkpoint or between two
+        # steps): it is not failed, DBOS resumes it on the next start or on another worker.
         raise
     except Exception as error:
         # Anything unforeseen (e.g. the database failing inside a step) must end the attempt
