@@ -27,13 +27,14 @@ from vigil.ai.factory import Investigators
 from vigil.ai.llm.config import Limits
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
+from vigil.alerts.service import transition_many
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.errors import Conflict
 from vigil.integrations.bridge import AsyncBridge
 from vigil.integrations.secrets import SecretBox
 from vigil.investigations.models import WorkerHeartbeat
-from vigil.investigations.service import ENGINE_ACTOR, QUEUED_MESSAGE, mark_submitted, workflow_id_for
+from vigil.investigations.service import ENGINE_ACTOR, QUEUED_MESSAGE, workflow_id_for
 from vigil.investigations.steps import ConnectionResolver, StepPolicy, StepRunner, playbook_skill_inputs
 from vigil.investigations.workflow import (
     CHECKPOINT_SLICE_SECONDS,
@@ -159,8 +160,13 @@ class Engine:
             for alert_uuid, attempt in rows:
                 enqueue_attempt(alert_uuid, attempt)
             with self.db.write() as session:
-                mark_submitted(
-                    session, [alert_uuid for alert_uuid, _ in rows], actor=ENGINE_ACTOR, message=QUEUED_MESSAGE
+                transition_many(
+                    session,
+                    [alert_uuid for alert_uuid, _ in rows],
+                    from_status=InvestigationStatus.CREATED,
+                    to=InvestigationStatus.SUBMITTED,
+                    actor=ENGINE_ACTOR,
+                    message=QUEUED_MESSAGE,
                 )
             total += len(rows)
         return total

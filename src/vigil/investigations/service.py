@@ -6,7 +6,7 @@ import json
 import uuid
 
 from pydantic import BaseModel
-from sqlalchemy import case, func, insert, select, update
+from sqlalchemy import case, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from vigil.ai.schemas import AlertFacts, Analysis, Evidence, EvidenceKind
 from vigil.ai.transcript import Exchange, ExchangeKind, Stage
 from vigil.alerts.constants import InvestigationStatus
-from vigil.alerts.models import Alert, AlertEvent
+from vigil.alerts.models import Alert
 from vigil.alerts.service import get_alert, transition
 from vigil.auth.schemas import Principal
 from vigil.cases.service import open_case_for_alert
@@ -81,41 +81,6 @@ def _start(session: Session, alert: Alert, attempt: int) -> InvestigationAttempt
     )
     session.add(record)
     return record
-
-
-def mark_submitted(session: Session, alert_uuids: list[uuid.UUID], *, actor: str, message: str) -> int:
-    """Created → Submitted for a batch of alerts (the submitter's): two statements instead of three per alert.
-
-    The same conditional change as `transition` (only rows still Created move, so a worker that already started
-    one is left alone), the same `modified_at` stamp and timeline event; returns how many moved.
-    """
-    if not alert_uuids:
-        return 0
-    now = epoch_now()
-    moved = session.scalars(
-        update(Alert)
-        .where(Alert.alert_uuid.in_(alert_uuids), Alert.investigation_status == InvestigationStatus.CREATED)
-        .values(investigation_status=int(InvestigationStatus.SUBMITTED), modified_at=now)
-        .returning(Alert.alert_uuid)
-        .execution_options(synchronize_session=False)
-    ).all()
-    if moved:
-        session.execute(
-            insert(AlertEvent),
-            [
-                {
-                    "alert_uuid": alert_uuid,
-                    "at": now,
-                    "actor": actor,
-                    "kind": "status",
-                    "from_status": int(InvestigationStatus.CREATED),
-                    "to_status": int(InvestigationStatus.SUBMITTED),
-                    "message": message,
-                }
-                for alert_uuid in moved
-            ],
-        )
-    return len(moved)
 
 
 class PrepareContext(BaseModel):
