@@ -7,8 +7,6 @@ import uuid
 
 from pydantic import BaseModel
 from sqlalchemy import case, func, select
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import AlertFacts, Analysis, Evidence, EvidenceKind
@@ -19,6 +17,7 @@ from vigil.alerts.service import get_alert, transition
 from vigil.auth.schemas import Principal
 from vigil.cases.service import open_case_for_alert
 from vigil.db.base import epoch_now
+from vigil.db.upsert import dialect_insert
 from vigil.errors import Conflict
 from vigil.investigations.entities import Entities, extract_entities
 from vigil.investigations.models import AiExchange, InvestigationAttempt, InvestigationStep
@@ -281,8 +280,7 @@ def record_step(session: Session, alert_uuid: uuid.UUID, attempt: int, record: S
         "started_at": record.started_at,
         "duration_ms": record.duration_ms,
     }
-    dialect_insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    statement = dialect_insert(InvestigationStep).values(
+    statement = dialect_insert(session, InvestigationStep).values(
         alert_uuid=alert_uuid, attempt=attempt, position=record.position, **values
     )
     session.execute(statement.on_conflict_do_update(index_elements=["alert_uuid", "attempt", "position"], set_=values))

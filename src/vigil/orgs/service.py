@@ -9,13 +9,13 @@ import uuid
 from collections.abc import Collection
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert, AlertCounter
 from vigil.auth.schemas import Principal
 from vigil.cases.models import CaseCounter
 from vigil.db.base import epoch_now
+from vigil.db.upsert import dialect_insert
 from vigil.errors import Conflict, NotFound, ValidationFailed
 from vigil.integrations.models import Connection
 from vigil.orgs.models import Organization, Provider, ServiceSetting
@@ -156,9 +156,8 @@ def set_service_checkpoint_timeout(session: Session, seconds: int | None, *, act
         session.execute(delete(ServiceSetting).where(ServiceSetting.key == CHECKPOINT_TIMEOUT_KEY))
         return
     values = {"value": json.dumps(seconds), "modified_at": epoch_now(), "modified_by": actor[:320]}
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     session.execute(
-        insert(ServiceSetting)
+        dialect_insert(session, ServiceSetting)
         .values(key=CHECKPOINT_TIMEOUT_KEY, **values)
         .on_conflict_do_update(index_elements=[ServiceSetting.key], set_=values)
     )

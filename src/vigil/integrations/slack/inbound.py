@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
+from vigil.db.upsert import dialect_insert
 from vigil.errors import MalformedJSON, Unauthenticated, ValidationFailed
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
 from vigil.integrations.service import connection_by_webhook_token, connection_values, is_expired
@@ -197,9 +197,8 @@ def subscription_name(event: Mapping[str, Any]) -> str:
 
 def _insert_once(session: Session, table: Any, key: tuple[str, str], values: dict[str, Any]) -> bool:
     """Insert unless the (connection, key) row exists; True when this call inserted it."""
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     statement = (
-        insert(table)
+        dialect_insert(session, table)
         .values(**values)
         .on_conflict_do_nothing(index_elements=[table.connection_uuid, getattr(table, key[0])])
         .returning(table.id)
