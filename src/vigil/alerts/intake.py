@@ -202,11 +202,10 @@ class IntakeWriter:
         try:
             self._store(group)
         except DBAPIError:
-            if len(group) == 1 and len(group[0].entries) == 1:
-                self._store_or_fail(group)
-                return
-            # Something in the group broke the whole transaction: retry each submission on its own.
-            logger.warning("intake group of %d submissions failed; retrying each alone", len(group))
+            # Something broke the whole transaction: retry each submission on its own, so only the culprit fails
+            # (and a key that raced in from another process is answered as a replay).
+            if len(group) > 1:
+                logger.warning("intake group of %d submissions failed; retrying each alone", len(group))
             for submission in group:
                 self._store_or_fail([submission])
         except Exception as error:
