@@ -7,7 +7,7 @@ PYTEST_WORKERS ?= 2
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint check clean
+.PHONY: run test reliability lint check clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Vigil needs Python 3.11+"'
@@ -25,8 +25,17 @@ run: $(STAMP)
 test: $(STAMP)
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-chromium.sh
-	$(BIN)/pytest -n $(PYTEST_WORKERS) -m "not serial" $(PYTEST_ARGS)
-	$(BIN)/pytest -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ]  # 5: the selection holds no serial test
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -m "not serial and not reliability_long" $(PYTEST_ARGS)
+	$(BIN)/pytest -m "serial and not reliability_long" $(PYTEST_ARGS) || [ $$? -eq 5 ]  # 5: no serial test selected
+
+## The whole reliability suite (tests/reliability: the fast part of `make test` plus the long scenarios, about
+## 15 minutes), then its table in docs/reliability.md.
+reliability: $(STAMP)
+	bash scripts/ensure-postgres.sh
+	rm -f .reliability/results.jsonl
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -m "not serial" tests/reliability $(PYTEST_ARGS)
+	$(BIN)/pytest -m serial tests/reliability $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(BIN)/python -m tests.reliability.report
 
 ## Static checks: ruff (lint + format) and mypy --strict.
 lint: $(STAMP)

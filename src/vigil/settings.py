@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from typing import Annotated, Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class LogFormat(StrEnum):
@@ -38,11 +41,30 @@ class Settings(BaseSettings):
     db_connect_timeout_seconds: int = Field(default=5, ge=1)
     db_pool_size: int = Field(default=10, ge=1)
     sqlite_busy_timeout_ms: int = Field(default=10_000, ge=0)
+    # A sick database must never hold a request longer than these bounds (docs/reliability.md): PostgreSQL gets
+    # them as session settings on every connection; SQLite's wait is the busy timeout above.
+    db_statement_timeout_ms: int = Field(
+        default=5_000, ge=100, description="Longest one SQL statement may run on PostgreSQL before it is cancelled."
+    )
+    db_lock_timeout_ms: int = Field(
+        default=3_000, ge=100, description="Longest one statement may wait for a row or table lock on PostgreSQL."
+    )
+    readiness_timeout_seconds: float = Field(
+        default=2.0, gt=0, description="/readyz reports not ready when the database does not answer within this."
+    )
 
     secret_key: SecretStr | None = Field(
         default=None,
         description="Fernet key(s) encrypting connection secrets, comma-separated, first one encrypts; "
         "default: a key file <data_dir>/secret.key created on first use.",
+    )
+    # Outbound-URL policy for every user-entered or configured vendor URL: https only, and never a loopback,
+    # private, link-local or cloud-metadata address (checked after DNS resolution and on every redirect). Hosts
+    # listed here are exempt (and may use http): for an on-premises vendor proxy, and for tests' loopback fakes.
+    outbound_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Hosts, IP addresses or CIDR ranges exempt from the outbound-URL policy, comma-separated or "
+        "a JSON list, e.g. `127.0.0.1,10.0.0.0/8`.",
     )
     # Vendor base URLs (defaults = vigil.integrations.framework.Endpoints); tests point them at loopback fakes.
     mde_auth_url: str = "https://login.microsoftonline.com"
@@ -107,6 +129,17 @@ class Settings(BaseSettings):
 
     log_format: LogFormat = LogFormat.TEXT
     log_level: str = "INFO"
+
+    @field_validator("outbound_allowed_hosts", mode="before")
+    @classmethod
+    def _split_host_list(cls, value: Any) -> Any:
+        """`a,b` from the environment, or a JSON list; entries are trimmed and blanks dropped."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        if isinstance(value, list):
+            return [str(item).strip() for item in value if str(item).strip()]
+        return value
 
     @cached_property
     def resolved_database_url(self) -> str:
