@@ -6,7 +6,6 @@ import json
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-
 from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator
