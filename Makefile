@@ -7,7 +7,7 @@ PYTEST_WORKERS ?= 2
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test reliability lint check clean
+.PHONY: run test reliability audit lint check clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Vigil needs Python 3.11+"'
@@ -36,6 +36,11 @@ reliability: $(STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) -m "not serial" tests/reliability $(PYTEST_ARGS)
 	$(BIN)/pytest -m serial tests/reliability $(PYTEST_ARGS) || [ $$? -eq 5 ]
 	$(BIN)/python -m tests.reliability.report
+
+## Known vulnerabilities in every installed dependency (direct pins and what they pull in), by pip-audit. Needs
+## the PyPI JSON API or api.osv.dev; neither is reachable from the CI machines, so CI does not run it.
+audit: $(STAMP)
+	$(BIN)/pip-audit --strict --skip-editable --progress-spinner off
 
 ## Static checks: ruff (lint + format) and mypy --strict.
 lint: $(STAMP)
