@@ -33,6 +33,7 @@ from vigil.settings import Settings, get_settings
 from vigil.web.errors import install_error_handlers
 from vigil.web.health import router as health_router
 from vigil.web.middleware import BodyGuardMiddleware, RequestContextMiddleware
+from vigil.web.security_headers import SecurityHeadersMiddleware
 
 
 def create_app(
@@ -99,6 +100,7 @@ def create_app(
         ),
     )
     app.add_middleware(RequestContextMiddleware)
+    app.add_middleware(SecurityHeadersMiddleware)  # outermost: rejections and errors get the headers too
 
     app.include_router(health_router)
     app.include_router(orgs_router)
