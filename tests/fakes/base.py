@@ -1,4 +1,5 @@
-"""Shared machinery for loopback vendor fakes: request recording and "fail the next N requests" injection.
+"""Shared machinery for loopback vendor fakes: request recording, "fail the next N requests" injection and
+switchable faults (``tests.fakes.faults``).
 
 Each vendor fake is a real HTTP server (run by ``tests.support.live_server.LiveServer``) that checks credentials
 the way the vendor does and answers with the vendor's documented bodies.
@@ -23,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from tests.fakes.faults import Fault, FaultRule, faulty_answer
 from tests.support.live_server import LiveServer
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -67,16 +69,33 @@ class FakeVendor(ABC):
         self.url = ""
         self.requests: list[RecordedRequest] = []
         self._failures: deque[InjectedFailure] = deque()
+        self._faults: list[FaultRule] = []
         self._lock = threading.Lock()
         #: Seconds every request waits before it is answered, as a distant vendor would (benchmarks); 0 = none.
         self.latency_seconds = 0.0
 
     # --- test controls -------------------------------------------------------------------------------------
     def reset(self) -> None:
+        self.clear_faults()
         with self._lock:
             self.requests.clear()
             self._failures.clear()
         self.latency_seconds = 0.0
+
+    def inject(self, mode: Fault, *, match: str | None = None, retry_after: str | None = None) -> FaultRule:
+        """Answer every request whose path, query or body contains ``match`` (all when None) with ``mode`` until
+        the fault is cleared; the rule counts the requests it caught. The earliest matching rule wins."""
+        rule = FaultRule(mode, match, retry_after)
+        with self._lock:
+            self._faults.append(rule)
+        return rule
+
+    def clear_faults(self) -> None:
+        """Switch every fault off (requests held by a hang or a slow body are let go)."""
+        with self._lock:
+            for rule in self._faults:
+                rule.active = False
+            self._faults.clear()
 
     def fail_next(
         self,
@@ -114,7 +133,10 @@ class FakeVendor(ABC):
             )
             with self._lock:
                 self.requests.append(recorded)
-                failure = self._take_failure(recorded.path)
+                fault = self._fault_for(recorded, request.url.query)
+                failure = None if fault is not None else self._take_failure(recorded.path)
+            if fault is not None:
+                return await faulty_answer(fault, request)
             if self.latency_seconds > 0:
                 await asyncio.sleep(self.latency_seconds)
             if failure is not None:
@@ -124,6 +146,13 @@ class FakeVendor(ABC):
             return await handler(request)
 
         return Route(path, endpoint, methods=methods)
+
+    def _fault_for(self, recorded: RecordedRequest, query: str) -> FaultRule | None:
+        for rule in self._faults:
+            if rule.matches(recorded.path, query, recorded.body):
+                rule.hits += 1
+                return rule
+        return None
 
     def _take_failure(self, path: str) -> InjectedFailure | None:
         for failure in self._failures:
