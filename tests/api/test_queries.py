@@ -90,10 +90,14 @@ def test_restricted_key_never_sees_other_tenants_alerts(harness: Harness, tenant
     harness.post_alert(tenants["acme"])
     listed = get(harness, tenants["acme"], "/serviceapi/alerts").json()["alerts"]
     assert [a["organization_code"] for a in listed] == ["ACME"]
-    for ref in (beta_alert["alert_id"], beta_alert["alert_uuid"]):
+    # An alert_id names BETA by code (SPEC §2: 403); a bare uuid of another tenant's alert is simply not found.
+    for ref, status, code in (
+        (beta_alert["alert_id"], 403, "organization_forbidden"),
+        (beta_alert["alert_uuid"], 404, "alert_not_found"),
+    ):
         response = get(harness, tenants["acme"], f"/serviceapi/alerts/{ref}")
-        assert response.status_code == 403
-        assert response.json()["error"]["code"] == "organization_forbidden"
+        assert response.status_code == status
+        assert response.json()["error"]["code"] == code
     filtered = get(harness, tenants["acme"], "/serviceapi/alerts", organization_code="BETA")
     assert filtered.status_code == 403
 

@@ -15,6 +15,7 @@ from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH, InvestigationStatus
 from vigil.alerts.models import Alert, AlertEvent
 from vigil.alerts.schemas import AlertFilters
 from vigil.auth.schemas import Principal
+from vigil.auth.scope import code_of, get_scoped, scoped
 from vigil.db.base import epoch_now
 from vigil.db.pagination import decode_cursor, encode_cursor, newest_first_page
 from vigil.errors import Conflict, NotFound, ValidationFailed
@@ -82,10 +83,7 @@ def alerts_by_uuid(session: Session, principal: Principal, alert_uuids: Collecti
     """The given alerts that this principal may see (others are silently left out), newest first."""
     if not alert_uuids:
         return []
-    query = select(Alert).where(Alert.alert_uuid.in_(list(alert_uuids)))
-    scope = principal.organization_scope
-    if scope is not None:
-        query = query.where(Alert.organization_uuid.in_(list(scope)))
+    query = scoped(select(Alert).where(Alert.alert_uuid.in_(list(alert_uuids))), principal)
     return list(session.scalars(query.order_by(Alert.id.desc())))
 
 
@@ -114,23 +112,20 @@ def investigator_links(session: Session, alerts: Sequence[Alert]) -> dict[uuid.U
 def known_alert_types(session: Session, principal: Principal, limit: int = 500) -> list[str]:
     """Alert types that have an investigator in the principal's organizations (suggestions for a filter)."""
     query = select(Playbook.alert_type).distinct().order_by(Playbook.alert_type).limit(limit)
-    scope = principal.organization_scope
-    if scope is not None:
-        query = query.where(Playbook.organization_uuid.in_(list(scope)))
-    return list(session.scalars(query))
+    return list(session.scalars(scoped(query, principal)))
 
 
 def get_alert(session: Session, principal: Principal, reference: str) -> Alert:
-    """Look up by alert_uuid or alert_id; another tenant's alert is a 403, never data."""
+    """Look up by alert_uuid or alert_id; another tenant's alert is not found (an alert_id naming an
+    organization outside the principal's list is SPEC §2's 403), never data."""
+    named_code = None
     try:
         condition = Alert.alert_uuid == uuid.UUID(reference)
     except ValueError:
         condition = Alert.alert_id == reference.strip().upper()
-    alert = session.scalar(select(Alert).where(condition))
-    if alert is None:
-        raise NotFound(f"No alert {reference}.", code="alert_not_found")
-    principal.require_access(alert.organization_uuid, alert.organization_code)
-    return alert
+        named_code = code_of(reference)
+    missing = NotFound(f"No alert {reference}.", code="alert_not_found")
+    return get_scoped(session, select(Alert).where(condition), principal, missing, named_code=named_code)
 
 
 def alert_timeline(session: Session, alert: Alert) -> list[AlertEvent]:
@@ -235,10 +230,7 @@ def _scope_to_principal(
     if organization_code:
         organization = organization_for(session, principal, organization_code)
         return query.where(Alert.organization_uuid == organization.organization_uuid)
-    scope = principal.organization_scope
-    if scope is not None:
-        query = query.where(Alert.organization_uuid.in_(list(scope)))
-    return query
+    return scoped(query, principal)
 
 
 def _filtered(session: Session, principal: Principal, filters: AlertFilters) -> Select[Alert]:

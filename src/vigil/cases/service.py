@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from vigil.ai.schemas import Analysis
 from vigil.alerts.models import Alert
 from vigil.auth.schemas import Principal
+from vigil.auth.scope import code_of, get_scoped, scoped
 from vigil.cases.constants import CaseDisposition, CaseStatus
 from vigil.cases.models import Case, CaseComment, CaseCounter, CaseEvent
 from vigil.cases.schemas import COMMENT_MAX_CHARS, CaseUpdate
@@ -110,10 +111,7 @@ def list_cases(
     q: str | None = None,
 ) -> tuple[list[Case], str | None]:
     """Newest first; `assignee` is an email or `UNASSIGNED`; `q` matches the case id or title (substring)."""
-    query = select(Case)
-    scope = principal.organization_scope
-    if scope is not None:
-        query = query.where(Case.organization_uuid.in_(list(scope)))
+    query = scoped(select(Case), principal)
     if organization_code:
         query = query.where(Case.organization_code == organization_code.strip().upper())
     if status:
@@ -134,10 +132,7 @@ def list_cases(
 def assignees_in_use(session: Session, principal: Principal) -> list[str]:
     """Distinct assignees of the cases the principal can see (for the list's filter)."""
     query = select(Case.assignee).where(Case.assignee.is_not(None)).distinct().order_by(Case.assignee)
-    scope = principal.organization_scope
-    if scope is not None:
-        query = query.where(Case.organization_uuid.in_(list(scope)))
-    return [email for email in session.scalars(query) if email]
+    return [email for email in session.scalars(scoped(query, principal)) if email]
 
 
 def assignable_users(session: Session, organization_uuid: uuid.UUID) -> list[tuple[str, str]]:
@@ -155,16 +150,16 @@ def assignable_users(session: Session, organization_uuid: uuid.UUID) -> list[tup
 
 
 def get_case(session: Session, principal: Principal, case_ref: str) -> Case:
+    """By case_uuid or case_id; another tenant's case is not found (a case_id naming an organization outside
+    the principal's list is SPEC §2's 403)."""
+    named_code = None
     try:
         condition = Case.case_uuid == uuid.UUID(case_ref)
     except ValueError:
         condition = Case.case_id == case_ref.strip().upper()
-    case = session.scalar(select(Case).where(condition))
-    if case is None:
-        raise NotFound(f"No case {case_ref}.", code="case_not_found")
-    if not principal.can_access(case.organization_uuid):
-        raise principal.forbidden(case.organization_code)
-    return case
+        named_code = code_of(case_ref)
+    missing = NotFound(f"No case {case_ref}.", code="case_not_found")
+    return get_scoped(session, select(Case).where(condition), principal, missing, named_code=named_code)
 
 
 def case_evidence(session: Session, case: Case) -> list[InvestigationStep]:

@@ -12,6 +12,8 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from vigil.auth.schemas import Principal
+from vigil.auth.scope import get_scoped, scoped
 from vigil.db.base import epoch_now
 from vigil.errors import Conflict, NotFound, ValidationFailed, field_errors
 from vigil.playbooks.models import Playbook, PlaybookVersion
@@ -97,15 +99,16 @@ def find_or_create(
     return PlaybookRef(playbook.playbook_uuid, playbook.name, 1, definition, created=True)
 
 
-def get_version(session: Session, playbook_uuid: uuid.UUID, version: int | None = None) -> PlaybookRef:
-    playbook = session.get(Playbook, playbook_uuid)
-    if playbook is None:
-        raise NotFound(f"No playbook {playbook_uuid}.", code="playbook_not_found")
-    return _current(session, playbook, created=False, version=version)
+def get_version(
+    session: Session, principal: Principal, playbook_uuid: uuid.UUID, version: int | None = None
+) -> PlaybookRef:
+    """A playbook's current (or given) version, if it belongs to one of the principal's organizations."""
+    return _current(session, get_playbook(session, principal, playbook_uuid), created=False, version=version)
 
 
 def save_new_version(
     session: Session,
+    principal: Principal,
     playbook_uuid: uuid.UUID,
     raw_definition: object,
     *,
@@ -150,9 +153,8 @@ def save_new_version(
             code="invalid_step_inputs",
             details=problems,
         )
-    playbook = session.scalar(select(Playbook).where(Playbook.playbook_uuid == playbook_uuid).with_for_update())
-    if playbook is None:
-        raise NotFound(f"No playbook {playbook_uuid}.", code="playbook_not_found")
+    locked = select(Playbook).where(Playbook.playbook_uuid == playbook_uuid).with_for_update()
+    playbook = get_scoped(session, locked, principal, _not_found(playbook_uuid))
     if expected_version is not None and playbook.current_version != expected_version:
         raise Conflict(
             f"Version {playbook.current_version} was saved after the version {expected_version} you edited.",
@@ -183,7 +185,7 @@ class PlaybookSummary:
 
 def list_playbook_summaries(
     session: Session,
-    organization_scope: frozenset[uuid.UUID] | None,
+    principal: Principal,
     *,
     organization_code: str | None = None,
     provider: str | None = None,
@@ -192,9 +194,7 @@ def list_playbook_summaries(
     offset: int = 0,
 ) -> tuple[list[PlaybookSummary], int]:
     """One page of playbooks with their current version's step count, and how many match in total."""
-    query = select(Playbook)
-    if organization_scope is not None:
-        query = query.where(Playbook.organization_uuid.in_(list(organization_scope)))
+    query = scoped(select(Playbook), principal)
     if organization_code:
         query = query.where(Playbook.organization_code == organization_code.strip().upper())
     if provider:
@@ -226,29 +226,30 @@ def list_playbook_summaries(
     return summaries, total
 
 
-def get_playbook(session: Session, playbook_uuid: uuid.UUID) -> Playbook:
-    playbook = session.get(Playbook, playbook_uuid)
-    if playbook is None:
-        raise NotFound(f"No playbook {playbook_uuid}.", code="playbook_not_found")
-    return playbook
+def get_playbook(session: Session, principal: Principal, playbook_uuid: uuid.UUID) -> Playbook:
+    """Another tenant's playbook is not found, exactly like a missing one."""
+    query = select(Playbook).where(Playbook.playbook_uuid == playbook_uuid)
+    return get_scoped(session, query, principal, _not_found(playbook_uuid))
 
 
-def list_versions(session: Session, playbook_uuid: uuid.UUID) -> list[PlaybookVersion]:
-    """Every saved version, newest first (who saved it, when, and the note)."""
+def _not_found(playbook_uuid: uuid.UUID) -> NotFound:
+    return NotFound(f"No playbook {playbook_uuid}.", code="playbook_not_found")
+
+
+def list_versions(session: Session, playbook: Playbook) -> list[PlaybookVersion]:
+    """Every saved version of a playbook already fetched in scope, newest first (who saved it, when, the note)."""
     return list(
         session.scalars(
             select(PlaybookVersion)
-            .where(PlaybookVersion.playbook_uuid == playbook_uuid)
+            .where(PlaybookVersion.playbook_uuid == playbook.playbook_uuid)
             .order_by(PlaybookVersion.version.desc())
         )
     )
 
 
-def list_playbooks(session: Session, organization_scope: frozenset[uuid.UUID] | None) -> list[Playbook]:
+def list_playbooks(session: Session, principal: Principal) -> list[Playbook]:
     query = select(Playbook).order_by(Playbook.organization_code, Playbook.name)
-    if organization_scope is not None:
-        query = query.where(Playbook.organization_uuid.in_(list(organization_scope)))
-    return list(session.scalars(query))
+    return list(session.scalars(scoped(query, principal)))
 
 
 def _find(session: Session, organization_uuid: uuid.UUID, provider: str, alert_type: str) -> Playbook | None:
@@ -272,13 +273,3 @@ def _current(session: Session, playbook: Playbook, *, created: bool, version: in
         raise NotFound(f"Playbook {playbook.name} has no version {wanted}.", code="playbook_version_not_found")
     definition = PlaybookDefinition.model_validate_json(row.definition)
     return PlaybookRef(playbook.playbook_uuid, playbook.name, wanted, definition, created)
-
-
-def organization_of(session: Session, playbook_uuid: uuid.UUID) -> tuple[uuid.UUID, str]:
-    """The owning organization's uuid and code (for tenant checks)."""
-    row = session.execute(
-        select(Playbook.organization_uuid, Playbook.organization_code).where(Playbook.playbook_uuid == playbook_uuid)
-    ).first()
-    if row is None:
-        raise NotFound(f"No playbook {playbook_uuid}.", code="playbook_not_found")
-    return row[0], row[1]

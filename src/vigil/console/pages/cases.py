@@ -131,7 +131,9 @@ def _detail_context(session: Session, identity: ConsoleIdentity, case: Case) -> 
     investigator = None
     if case.playbook_uuid is not None:
         try:
-            investigator = playbooks_service.get_version(session, case.playbook_uuid, case.playbook_version).name
+            investigator = playbooks_service.get_version(
+                session, identity.principal, case.playbook_uuid, case.playbook_version
+            ).name
         except NotFound:
             investigator = None
     assignable = cases_service.assignable_users(session, case.organization_uuid)

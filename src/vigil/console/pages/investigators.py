@@ -23,7 +23,7 @@ from starlette.datastructures import FormData
 from vigil.console.deps import IdentityDep, WriterDep
 from vigil.console.errors import is_htmx
 from vigil.console.rendering import render
-from vigil.errors import Conflict, Forbidden, ValidationFailed
+from vigil.errors import Conflict, ValidationFailed
 from vigil.integrations import service as integrations_service
 from vigil.integrations.catalog import all_integrations
 from vigil.investigations.steps import INTERNAL_SKILLS, playbook_skill_inputs
@@ -102,7 +102,7 @@ def investigator_list(
     with db.read() as session:
         summaries, total = playbooks_service.list_playbook_summaries(
             session,
-            principal.organization_scope,
+            principal,
             organization_code=filters["organization"] or None,
             provider=filters["provider"] or None,
             q=filters["q"] or None,
@@ -136,12 +136,8 @@ def investigator_list(
 
 
 def _load(session: Session, identity: ConsoleIdentity, playbook_uuid: uuid.UUID) -> Playbook:
-    playbook = playbooks_service.get_playbook(session, playbook_uuid)
-    if not identity.principal.can_access(playbook.organization_uuid):
-        raise Forbidden(
-            "This investigator belongs to an organization you are not assigned to.", code="organization_forbidden"
-        )
-    return playbook
+    """The playbook, if it belongs to one of the signed-in user's organizations (otherwise not found)."""
+    return playbooks_service.get_playbook(session, identity.principal, playbook_uuid)
 
 
 def _connections(session: Session, identity: ConsoleIdentity, playbook: Playbook) -> dict[str, list[str]]:
@@ -160,8 +156,8 @@ def investigator_detail(
 ) -> Response:
     with db.read() as session:
         playbook = _load(session, identity, playbook_uuid)
-        ref = playbooks_service.get_version(session, playbook_uuid, version)
-        versions = playbooks_service.list_versions(session, playbook_uuid)
+        ref = playbooks_service.get_version(session, identity.principal, playbook_uuid, version)
+        versions = playbooks_service.list_versions(session, playbook)
         connections = _connections(session, identity, playbook)
     shown = next(v for v in versions if v.version == ref.version)
     return render(
@@ -407,7 +403,7 @@ def edit_form(
     """Start editing from the current version (or `?version=` to bring an older one back as a new version)."""
     with db.read() as session:
         playbook = _load(session, identity, playbook_uuid)
-        ref = playbooks_service.get_version(session, playbook_uuid, version)
+        ref = playbooks_service.get_version(session, identity.principal, playbook_uuid, version)
         note = f"Restored from version {ref.version}" if version and version != playbook.current_version else ""
         return _editor_page(
             request,
@@ -452,6 +448,7 @@ def edit_submit(request: Request, playbook_uuid: uuid.UUID, identity: WriterDep,
             rules = catalog()
             ref = playbooks_service.save_new_version(
                 session,
+                identity.principal,
                 playbook_uuid,
                 raw,
                 skill_inputs=rules.input_models,
@@ -463,7 +460,7 @@ def edit_submit(request: Request, playbook_uuid: uuid.UUID, identity: WriterDep,
     except (ValidationFailed, Conflict) as error:
         with db.read() as session:
             playbook = _load(session, identity, playbook_uuid)
-            if isinstance(error, Conflict) and _same_as_current(session, playbook_uuid, raw):
+            if isinstance(error, Conflict) and _same_as_current(session, identity, playbook_uuid, raw):
                 return _saved(request, playbook_uuid, playbook.current_version)  # a double submit: saved once
             step_errors, general = _sort_errors(error.details)
             heading = error.message if isinstance(error, Conflict) else "Nothing was saved; fix the marked steps."
@@ -483,12 +480,14 @@ def edit_submit(request: Request, playbook_uuid: uuid.UUID, identity: WriterDep,
     return _saved(request, playbook_uuid, saved)
 
 
-def _same_as_current(session: Session, playbook_uuid: uuid.UUID, raw: dict[str, Any]) -> bool:
+def _same_as_current(
+    session: Session, identity: ConsoleIdentity, playbook_uuid: uuid.UUID, raw: dict[str, Any]
+) -> bool:
     try:
         submitted = PlaybookDefinition.model_validate(raw)
     except ValueError:
         return False
-    return playbooks_service.get_version(session, playbook_uuid).definition == submitted
+    return playbooks_service.get_version(session, identity.principal, playbook_uuid).definition == submitted
 
 
 def _saved(request: Request, playbook_uuid: uuid.UUID, version: int) -> Response:
