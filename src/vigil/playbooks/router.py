@@ -49,7 +49,7 @@ class PlaybookEdit(BaseModel):
 @router.get("", summary="Investigator playbooks of the organizations this key may use")
 def list_playbooks(db: DbDep, principal: PrincipalDep) -> list[PlaybookOut]:
     with db.read() as session:
-        return [PlaybookOut.model_validate(p) for p in service.list_playbooks(session, principal.organization_scope)]
+        return [PlaybookOut.model_validate(p) for p in service.list_playbooks(session, principal)]
 
 
 @router.get("/{playbook_uuid}", summary="A playbook's current (or ?version=) steps")
@@ -57,8 +57,7 @@ def get_playbook(
     playbook_uuid: uuid.UUID, db: DbDep, principal: PrincipalDep, version: int | None = None
 ) -> PlaybookDetail:
     with db.read() as session:
-        principal.require_access(*service.organization_of(session, playbook_uuid))
-        ref = service.get_version(session, playbook_uuid, version)
+        ref = service.get_version(session, principal, playbook_uuid, version)
         return PlaybookDetail(
             playbook_uuid=ref.playbook_uuid, name=ref.name, version=ref.version, definition=ref.definition
         )
@@ -67,9 +66,9 @@ def get_playbook(
 @router.put("/{playbook_uuid}", summary="Save edited steps as a new version; the next alert of the type runs it")
 def edit_playbook(playbook_uuid: uuid.UUID, edit: PlaybookEdit, db: DbDep, principal: PrincipalDep) -> PlaybookDetail:
     with db.write() as session:
-        principal.require_access(*service.organization_of(session, playbook_uuid))
         ref = service.save_new_version(
             session,
+            principal,
             playbook_uuid,
             edit.definition,
             skill_inputs=playbook_skill_inputs(),
