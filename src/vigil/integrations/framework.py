@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from vigil.integrations.errors import IntegrationError, UnknownIntegrationError, UnknownSkillError
 from vigil.integrations.http import OutboundClient
+from vigil.integrations.redaction import Redactor
 
 __all__ = [
     "ConnectionField",
@@ -39,7 +40,10 @@ __all__ = [
     "skill",
 ]
 
-FieldType = Literal["text", "secret", "url", "email"]
+FieldType = Literal["text", "secret", "url", "host", "email"]
+"""``url`` and ``host`` fields name where credentials are sent: they pass the outbound-URL policy, and changing one
+requires re-entering the connection's secrets. A ``host`` is a bare host name (``https://`` is implied) or a URL."""
+DESTINATION_TYPES = frozenset({"url", "host"})
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -59,6 +63,16 @@ class ConnectionField:
     pattern: str | None = None
     """Regular expression a non-empty value must match (e.g. Slack bot tokens start with ``xoxb-``)."""
 
+    @property
+    def is_destination(self) -> bool:
+        """Whether the value says where requests (and so credentials) go."""
+        return self.type in DESTINATION_TYPES
+
+    def destination_url(self, value: str) -> str:
+        """The URL a destination value stands for (a bare host means ``https://host``)."""
+        text = value.strip()
+        return text if "://" in text else f"https://{text}"
+
     def applies_to(self, auth_method: str | None) -> bool:
         return not self.auth_methods or auth_method is None or auth_method in self.auth_methods
 
@@ -67,10 +81,16 @@ class ConnectionField:
         if value is None or not value.strip():
             return f"{self.label} is required." if self.required and self.default is None else None
         text = value.strip()
+        if any(ord(c) < 32 or ord(c) == 127 for c in text):
+            return f"{self.label} must not contain control characters."
+        if (self.secret or self.type == "email") and not (text.isascii() and text.isprintable()):
+            return f"{self.label} must be printable ASCII (credentials travel in HTTP headers)."
         if self.choices and text not in self.choices:
             return f"{self.label} must be one of: {', '.join(self.choices)}."
         if self.type == "url" and not text.startswith(("https://", "http://")):
             return f"{self.label} must be a URL starting with https://."
+        if self.type == "host" and any(c.isspace() for c in text):
+            return f"{self.label} must be a host name or an https:// URL."
         if self.type == "email" and not _EMAIL.match(text):
             return f"{self.label} must be an email address."
         if self.pattern and not re.match(self.pattern, text):
@@ -96,6 +116,8 @@ class SkillContext:
     connection_key: str
     endpoints: Endpoints
     http: OutboundClient
+    redactor: Redactor = field(default_factory=Redactor, repr=False)
+    """Knows the connection's secrets and the credentials sent; the runner cleans vendor text with it."""
 
     def value(self, name: str, default: str | None = None) -> str | None:
         """A field value with surrounding whitespace removed; empty counts as missing."""
@@ -266,3 +288,7 @@ class Integration:
 
     def secret_field_names(self) -> frozenset[str]:
         return frozenset(f.name for f in self.fields if f.secret)
+
+    def redactor_for(self, values: Mapping[str, str]) -> Redactor:
+        """A redactor that knows every secret value among ``values``."""
+        return Redactor(values[name] for name in self.secret_field_names() if values.get(name))

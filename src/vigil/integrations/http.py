@@ -1,8 +1,9 @@
-"""The one outbound HTTP layer every integration uses: timeouts, retries with jittered backoff honouring
-``Retry-After``, per-key rate limiting and a token cache, so vendor clients only describe requests and map errors.
+"""The one outbound HTTP layer every integration uses: the outbound-URL policy, timeouts, retries with jittered
+backoff honouring ``Retry-After``, per-key rate limiting and a token cache, so vendor clients only describe requests
+and map errors.
 
 Secrets travel in headers, bodies and (for Slack webhooks) URL paths, so this module logs only method, host and
-status, never URLs, headers or bodies.
+status, never URLs, headers or bodies; the credentials it sends are taught to the call's ``Redactor``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from typing import Any
 
 import httpx
 
-from vigil.integrations.errors import IntegrationError
+from vigil.integrations.errors import Failure, IntegrationError
 from vigil.integrations.pagination import PageInfo, collect_pages, follow_odata_next_links
+from vigil.integrations.policy import OutboundPolicy
+from vigil.integrations.redaction import Redactor
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -250,7 +253,10 @@ class OutboundClient:
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         tokens: TokenCache | None = None,
         user_agent: str = "vigil/0.1 (+integrations)",
+        policy: OutboundPolicy | None = None,
     ) -> None:
+        """``policy`` defaults to the environment's (``VIGIL_OUTBOUND_ALLOWED_HOSTS``), so no client is without one."""
+        self.policy = policy or OutboundPolicy.from_environment()
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self.tokens = tokens or TokenCache()
@@ -292,23 +298,46 @@ class OutboundClient:
         rate_limit: RateLimit | None = None,
         limiter_key: str | None = None,
         idempotent: bool | None = None,
+        redactor: Redactor | None = None,
     ) -> httpx.Response:
         """Send one logical request, retrying 429 always and 5xx/timeouts only when the request is idempotent.
 
         A request that never reached the server (connect error, pool timeout) is always safe to retry. ``idempotent``
-        defaults from the method; pass True for read-only POSTs (token, hunting query, auth.test).
+        defaults from the method; pass True for read-only POSTs (token, hunting query, auth.test). Each attempt
+        checks the destination against the outbound-URL policy and connects to the address that was checked; a
+        redirect is never followed (credentials must not travel on) and comes back as a permanent error.
+        ``redactor`` learns the credentials in ``headers`` so an echo of them can be removed later.
         """
         method = method.upper()
+        checked_headers = _encodable_headers(headers)
+        if redactor is not None:
+            redactor.learn_headers(checked_headers)
         retry_unsafe = method in IDEMPOTENT_METHODS if idempotent is None else idempotent
-        limiter = self.limiter(limiter_key or httpx.URL(url).host, rate_limit) if rate_limit else None
-        host = httpx.URL(url).host
+        host = _url(url).host
+        limiter = self.limiter(limiter_key or host, rate_limit) if rate_limit else None
         policy = self.retry
         for attempt in range(1, policy.max_attempts + 1):
             last = attempt == policy.max_attempts
+            destination = await self.policy.destination(url)
+            target, pinned = destination.url, dict(checked_headers)
+            extensions: dict[str, Any] = {}
+            if destination.address is not None:
+                # Connect to the address the policy checked (no second lookup an attacker's DNS could answer
+                # differently); the vendor still sees its own name in Host and in TLS SNI/certificate checks.
+                target = target.copy_with(host=str(destination.address))
+                pinned["Host"] = destination.url.netloc.decode("ascii")
+                extensions["sni_hostname"] = destination.url.host
             try:
                 async with limiter.slot() if limiter is not None else nullcontext():
                     response = await self._client().request(
-                        method, url, headers=headers, params=params, json=json, data=data, content=content
+                        method,
+                        target,
+                        headers=pinned,
+                        params=params,
+                        json=json,
+                        data=data,
+                        content=content,
+                        extensions=extensions,
                     )
             except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
                 if last:
@@ -319,6 +348,9 @@ class OutboundClient:
                     raise _transport_error(host, exc) from None
                 delay = policy.backoff(attempt)
             else:
+                if response.is_redirect:
+                    await response.aclose()
+                    raise _redirect_refused(host, response)
                 retryable = response.status_code == 429 or (
                     retry_unsafe and response.status_code in RETRYABLE_SERVER_STATUSES
                 )
@@ -353,6 +385,48 @@ class OutboundClient:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+REDIRECT_REFUSED = Failure(
+    "redirect_not_followed",
+    "Unexpected redirect",
+    "Check the configured URL of the vendor (or the connection's domain/URL): Vigil does not follow redirects, so "
+    "credentials never travel to another address.",
+)
+INVALID_CREDENTIAL_CHARACTERS = Failure(
+    "invalid_header_value",
+    "Credential contains characters HTTP cannot carry",
+    "Re-enter the credential of the connection: it must be printable ASCII (no accents, spaces or control characters).",
+)
+
+
+def _url(url: str) -> httpx.URL:
+    try:
+        return httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        raise IntegrationError(
+            "invalid_url",
+            "The vendor URL is not a valid URL.",
+            cause="Invalid URL",
+            remedy="Correct the connection's domain/URL (or the configured vendor base URL).",
+        ) from None
+
+
+def _encodable_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """Headers HTTP can carry; a value with non-ASCII or control characters is a permanent error, never a crash."""
+    for name, value in (headers or {}).items():
+        if not value.isascii() or any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise INVALID_CREDENTIAL_CHARACTERS.error(f"The {name} header value cannot be sent over HTTP.")
+    return dict(headers or {})
+
+
+def _redirect_refused(host: str, response: httpx.Response) -> IntegrationError:
+    target = response.next_request.url.host if response.next_request is not None else "another address"
+    logger.warning("outbound redirect refused host=%s status=%s to=%s", host, response.status_code, target)
+    return REDIRECT_REFUSED.error(
+        f"{host} answered HTTP {response.status_code} redirecting to {target}; the redirect was not followed.",
+        response.status_code,
+    )
 
 
 def _transport_error(host: str, exc: httpx.TransportError) -> IntegrationError:

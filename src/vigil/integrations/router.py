@@ -69,9 +69,11 @@ def list_connections(
 
 
 @router.post("/connections", status_code=201, summary="Create a connection", responses=CONFLICT)
-def create_connection(payload: ConnectionCreate, db: DbDep, box: BoxDep, principal: PrincipalDep) -> ConnectionOut:
+def create_connection(
+    payload: ConnectionCreate, db: DbDep, box: BoxDep, http: OutboundDep, principal: PrincipalDep
+) -> ConnectionOut:
     with db.write() as session:
-        connection = service.create_connection(session, principal, payload, box)
+        connection = service.create_connection(session, principal, payload, box, policy=http.policy)
         return service.describe(connection, payload.organization_code.strip().upper(), box)
 
 
@@ -88,10 +90,17 @@ def get_connection(connection_uuid: uuid.UUID, db: DbDep, box: BoxDep, principal
     responses=NOT_FOUND | CONFLICT,
 )
 def update_connection(
-    connection_uuid: uuid.UUID, payload: ConnectionUpdate, db: DbDep, box: BoxDep, principal: PrincipalDep
+    connection_uuid: uuid.UUID,
+    payload: ConnectionUpdate,
+    db: DbDep,
+    box: BoxDep,
+    http: OutboundDep,
+    principal: PrincipalDep,
 ) -> ConnectionOut:
     with db.write() as session:
-        connection, code = service.update_connection(session, principal, connection_uuid, payload, box)
+        connection, code = service.update_connection(
+            session, principal, connection_uuid, payload, box, policy=http.policy
+        )
         return service.describe(connection, code, box)
 
 

@@ -1,4 +1,8 @@
-"""Run a skill from untyped playbook/LLM inputs, and test a connection without ever raising for vendor failures."""
+"""Run a skill from untyped playbook/LLM inputs, and test a connection without ever raising for vendor failures.
+
+These two are where vendor text leaves the integrations layer for the rest of Vigil (step records, evidence,
+connection test results, logs), so both pass everything they return or raise through the connection's redactor.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from vigil.integrations.catalog import get_integration, get_skill
-from vigil.integrations.errors import IntegrationError
-from vigil.integrations.framework import ConnectionTestResult, SkillContext
+from vigil.integrations.errors import UNEXPECTED_RESPONSE, IntegrationError
+from vigil.integrations.framework import ConnectionTestResult, Integration, SkillContext
+from vigil.integrations.redaction import Redactor
 
 logger = logging.getLogger("vigil.integrations.runner")
 
@@ -75,12 +80,43 @@ def validate_inputs(model: type[BaseModel], raw_inputs: Mapping[str, object]) ->
             ) from None
 
 
+def _redactor(integration: Integration, ctx: SkillContext) -> Redactor:
+    """The context's redactor, taught the connection's secret values (whoever built the context)."""
+    for name in integration.secret_field_names():
+        ctx.redactor.add(ctx.values.get(name))
+    return ctx.redactor
+
+
+def _redacted(error: IntegrationError, redactor: Redactor) -> IntegrationError:
+    return IntegrationError(
+        error.code,
+        redactor.redact(error.message),
+        cause=redactor.redact_optional(error.cause),
+        remedy=redactor.redact_optional(error.remedy),
+        transient=error.transient,
+        status_code=error.status_code,
+    )
+
+
 async def run_skill(skill_id: str, ctx: SkillContext, raw_inputs: Mapping[str, object]) -> dict[str, object]:
-    """Validate inputs, run the skill and return its output as JSON-ready data (field names as keys)."""
+    """Validate inputs, run the skill and return its output as JSON-ready data (field names as keys).
+
+    Vendor data that does not fit the skill's records is an ``unexpected_response`` error that names the fields,
+    never their values.
+    """
     declared = get_skill(skill_id)
+    integration = get_integration(declared.integration_id)
     params = validate_inputs(declared.input_model, raw_inputs)
-    output = await declared.func(ctx, params)
-    result: dict[str, Any] = output.model_dump(mode="json")
+    redactor = _redactor(integration, ctx)
+    try:
+        output = await declared.func(ctx, params)
+    except IntegrationError as error:
+        raise _redacted(error, redactor) from None
+    except ValidationError as error:
+        raise UNEXPECTED_RESPONSE.error(
+            redactor.redact(f"{integration.name} answered with data Vigil cannot read: {_describe(error)}")
+        ) from None
+    result: dict[str, Any] = redactor.redact_data(output.model_dump(mode="json"))
     return result
 
 
@@ -95,13 +131,21 @@ async def test_connection(integration_id: str, ctx: SkillContext) -> ConnectionT
             remedy=" ".join(problems.values()),
             detail=", ".join(sorted(problems)),
         )
+    redactor = _redactor(integration, ctx)
     try:
-        return await integration.test(ctx)
+        result = await integration.test(ctx)
     except IntegrationError as error:
         logger.info("connection test failed integration=%s code=%s", integration_id, error.code)
-        return ConnectionTestResult(
+        result = ConnectionTestResult(
             ok=False, status_code=error.status_code, cause=error.cause, remedy=error.remedy, detail=error.message
         )
+    return result.model_copy(
+        update={
+            "cause": redactor.redact_optional(result.cause),
+            "remedy": redactor.redact_optional(result.remedy),
+            "detail": redactor.redact_optional(result.detail),
+        }
+    )
 
 
 test_connection.__test__ = False  # type: ignore[attr-defined]  # a product function, not a pytest test

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vigil.input_types import EpochSeconds, Text
+
 MASK = "••••"
 NAME_MAX_LENGTH = 120
 DESCRIPTION_MAX_LENGTH = 2000
@@ -20,17 +22,17 @@ def mask_secret(value: str) -> str:
 class ConnectionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    organization_code: str = Field(description="Organization the connection belongs to, e.g. ACME.")
-    integration_id: str = Field(description="Integration id from GET /serviceapi/integrations, e.g. cloudflare.")
-    name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, description="Instance name, unique per organization.")
-    description: str = Field(default="", max_length=DESCRIPTION_MAX_LENGTH)
-    auth_method: str | None = Field(
+    organization_code: Text = Field(description="Organization the connection belongs to, e.g. ACME.")
+    integration_id: Text = Field(description="Integration id from GET /serviceapi/integrations, e.g. cloudflare.")
+    name: Text = Field(min_length=1, max_length=NAME_MAX_LENGTH, description="Instance name, unique per organization.")
+    description: Text = Field(default="", max_length=DESCRIPTION_MAX_LENGTH)
+    auth_method: Text | None = Field(
         default=None, description="For integrations with several methods (Cloudflare: api_token or global_key)."
     )
-    fields: dict[str, str] = Field(
+    fields: dict[Text, Text] = Field(
         default_factory=dict, description="Connection field values by field name (see the integration's fields)."
     )
-    expires_at: int | None = Field(
+    expires_at: EpochSeconds | None = Field(
         default=None, gt=0, description="When the credentials expire (epoch seconds); an expired connection is unused."
     )
 
@@ -41,11 +43,11 @@ class ConnectionUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(default=None, min_length=1, max_length=NAME_MAX_LENGTH)
-    description: str | None = Field(default=None, max_length=DESCRIPTION_MAX_LENGTH)
-    auth_method: str | None = None
-    fields: dict[str, str | None] = Field(default_factory=dict)
-    expires_at: int | None = Field(default=None, gt=0)
+    name: Text | None = Field(default=None, min_length=1, max_length=NAME_MAX_LENGTH)
+    description: Text | None = Field(default=None, max_length=DESCRIPTION_MAX_LENGTH)
+    auth_method: Text | None = None
+    fields: dict[Text, Text | None] = Field(default_factory=dict)
+    expires_at: EpochSeconds | None = Field(default=None, gt=0)
 
 
 class ConnectionOut(BaseModel):

@@ -25,6 +25,7 @@ from vigil.integrations.errors import IntegrationError
 from vigil.integrations.framework import ConnectionTestResult, Endpoints, Integration, SkillContext
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.models import Connection
+from vigil.integrations.policy import OutboundPolicy
 from vigil.integrations.runner import test_connection
 from vigil.integrations.schemas import (
     MASK,
@@ -116,13 +117,24 @@ def _check_expiry(expires_at: int | None) -> None:
 
 
 def create_connection(
-    session: Session, principal: Principal, payload: ConnectionCreate, box: SecretBox, *, created_by: str | None = None
+    session: Session,
+    principal: Principal,
+    payload: ConnectionCreate,
+    box: SecretBox,
+    *,
+    created_by: str | None = None,
+    policy: OutboundPolicy | None = None,
 ) -> Connection:
     organization = organization_for(session, principal, payload.organization_code)
     integration = resolve_integration(payload.integration_id)
     name = _clean_name(session, organization.organization_uuid, payload.name)
     _check_expiry(payload.expires_at)
-    resolved = resolve_values(integration, dict(payload.fields), auth_method=payload.auth_method)
+    resolved = resolve_values(
+        integration,
+        dict(payload.fields),
+        auth_method=payload.auth_method,
+        policy=policy or OutboundPolicy.from_environment(),
+    )
     now = epoch_now()
     connection = Connection(
         connection_uuid=uuid.uuid4(),
@@ -208,7 +220,13 @@ def find_connection(session: Session, organization_code: str, name: str, princip
 
 
 def update_connection(
-    session: Session, principal: Principal, connection_uuid: uuid.UUID, payload: ConnectionUpdate, box: SecretBox
+    session: Session,
+    principal: Principal,
+    connection_uuid: uuid.UUID,
+    payload: ConnectionUpdate,
+    box: SecretBox,
+    *,
+    policy: OutboundPolicy | None = None,
 ) -> tuple[Connection, str]:
     connection, code = get_connection(session, principal, connection_uuid)
     integration = get_integration(connection.integration_id)
@@ -230,6 +248,7 @@ def update_connection(
             auth_method=payload.auth_method,
             current=current,
             current_auth_method=connection.auth_method,
+            policy=policy or OutboundPolicy.from_environment(),
         )
         connection.auth_method = resolved.auth_method
         connection.plain_values = json.dumps(resolved.plain, sort_keys=True)
@@ -326,11 +345,13 @@ def connection_values(connection: Connection, box: SecretBox) -> dict[str, str]:
 def build_skill_context(
     connection: Connection, *, box: SecretBox, endpoints: Endpoints, http: OutboundClient
 ) -> SkillContext:
+    values = connection_values(connection, box)
     return SkillContext(
-        values=connection_values(connection, box),
+        values=values,
         connection_key=str(connection.connection_uuid),
         endpoints=endpoints,
         http=http,
+        redactor=get_integration(connection.integration_id).redactor_for(values),
     )
 
 

@@ -1,5 +1,6 @@
 """Connection field values: merge an update over stored values and validate them against the integration's
-declared fields (``ConnectionField.problem``), including Cloudflare's choice of auth method."""
+declared fields (``ConnectionField.problem``), including Cloudflare's choice of auth method, the outbound-URL
+policy for URL/host fields, and the rule that a new destination needs its secrets entered again."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from vigil.errors import ValidationFailed
 from vigil.integrations.catalog import all_integrations, get_integration
 from vigil.integrations.errors import UnknownIntegrationError
 from vigil.integrations.framework import Integration
+from vigil.integrations.policy import OutboundPolicy
 
 
 def resolve_integration(integration_id: str) -> Integration:
@@ -72,6 +74,7 @@ def resolve_values(
     auth_method: str | None,
     current: Mapping[str, str] | None = None,
     current_auth_method: str | None = None,
+    policy: OutboundPolicy,
 ) -> ResolvedValues:
     """Merge ``updates`` over ``current`` (None = creating) and validate with each field's ``problem()``."""
     declared = {f.name: f for f in integration.fields}
@@ -113,8 +116,66 @@ def resolve_values(
         raise _field_error(
             "Invalid connection fields: " + " ".join(problems.values()), "invalid_connection_fields", problems
         )
+    _check_destinations(integration, updates, merged, policy)
+    if current is not None:
+        _require_secrets_for_new_destination(integration, updates, merged, current, chosen)
     return ResolvedValues(
         auth_method=chosen,
         plain={k: v for k, v in merged.items() if not declared[k].secret},
         secret={k: v for k, v in merged.items() if declared[k].secret},
     )
+
+
+def _check_destinations(
+    integration: Integration, updates: Mapping[str, str | None], merged: Mapping[str, str], policy: OutboundPolicy
+) -> None:
+    """Entered URL/host values must pass the outbound-URL policy (names are resolved and checked again on use)."""
+    refused: dict[str, str] = {}
+    for field in integration.fields:
+        value = merged.get(field.name)
+        if field.is_destination and value and (updates.get(field.name) or "").strip():
+            problem = policy.problem(field.destination_url(value))
+            if problem is not None:
+                refused[field.name] = f"{field.label} {problem}."
+    if refused:
+        raise _field_error("Destination not allowed: " + " ".join(refused.values()), "destination_refused", refused)
+
+
+def _require_secrets_for_new_destination(
+    integration: Integration,
+    updates: Mapping[str, str | None],
+    merged: Mapping[str, str],
+    current: Mapping[str, str],
+    auth_method: str | None,
+) -> None:
+    """Changing where requests go without typing the secrets again would send the stored ones to the new host
+    (a way to exfiltrate them), so, as GitHub and Grafana do, every secret must be re-entered with the change.
+
+    A secret URL (Slack's webhook) carries its own credential: entering a new one is re-entering it.
+    """
+    declared = {f.name: f for f in integration.fields}
+
+    def effective(values: Mapping[str, str], name: str) -> str:
+        return (values.get(name) or declared[name].default or "").strip().rstrip("/").lower()
+
+    moved = [
+        f
+        for f in integration.fields_for(auth_method)
+        if f.is_destination and not f.secret and effective(merged, f.name) != effective(current, f.name)
+    ]
+    if not moved:
+        return
+    missing = {
+        f.name: f"Re-enter {f.label}: {', '.join(m.label for m in moved)} changed."
+        for f in integration.fields_for(auth_method)
+        if f.secret and not (updates.get(f.name) or "").strip()
+    }
+    if missing:
+        labels = ", ".join(declared[name].label for name in missing)
+        changed = {m.name: f"Changing {m.label} requires re-entering {labels}." for m in moved}
+        raise _field_error(
+            f"Changing {', '.join(m.label for m in moved)} requires re-entering {labels}: the stored secret is "
+            "never sent to a new host.",
+            "secret_required_for_host_change",
+            {**changed, **missing},
+        )

@@ -186,7 +186,7 @@ class StepRunner:
             try:
                 context = self.resolver.skill_context(session, organization_uuid, skill.integration_id, step.connection)
             except IntegrationError as error:
-                return StepRecord(**base, status=EvidenceStatus.SKIPPED, error=error.message)
+                return StepRecord(**base, status=EvidenceStatus.SKIPPED, error=_explain(error))
         if context is None:
             return StepRecord(
                 **base,
@@ -212,7 +212,7 @@ class StepRunner:
             if attempt + 1 < self.policy.retry_attempts:
                 time.sleep(self.policy.retry_backoff_seconds * (2**attempt))
         assert last_error is not None
-        return self._failed(base, step, last_error.message, transient=last_error.transient)
+        return self._failed(base, step, _explain(last_error), transient=last_error.transient)
 
     def run_follow_up(self, plan: InvestigationPlan, skill_id: str, inputs: dict[str, str]) -> StepRecord:
         """A read-only skill the AI asked for mid-analysis; its inputs are literal values, never templates."""

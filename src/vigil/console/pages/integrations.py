@@ -27,6 +27,7 @@ from vigil.integrations.catalog import get_integration
 from vigil.integrations.errors import UnknownIntegrationError
 from vigil.integrations.framework import ConnectionField, Endpoints, Integration
 from vigil.integrations.http import OutboundClient
+from vigil.integrations.policy import OutboundPolicy
 from vigil.integrations.schemas import ConnectionCreate, ConnectionOut, ConnectionUpdate
 from vigil.integrations.secrets import SecretBox
 from vigil.integrations.slack import INTEGRATION as SLACK
@@ -53,6 +54,12 @@ def _integration(integration_id: str) -> Integration:
 def _box(request: Request) -> SecretBox:
     box: SecretBox = request.app.state.secret_box
     return box
+
+
+def _policy(request: Request) -> OutboundPolicy:
+    """The app's outbound-URL policy, so the form refuses what the API refuses."""
+    outbound: OutboundClient = request.app.state.outbound
+    return outbound.policy
 
 
 def _base(integration: Integration) -> str:
@@ -356,7 +363,9 @@ async def create_connection(request: Request, integration_id: str, identity: Wri
             expires_at=_expiry_to_epoch(shown.expires),
         )
         with db.write() as session:
-            return service.create_connection(session, identity.principal, payload, box).connection_uuid
+            return service.create_connection(
+                session, identity.principal, payload, box, policy=_policy(request)
+            ).connection_uuid
 
     try:
         if not shown.organization_code:
@@ -427,7 +436,9 @@ async def update_connection(
             changes["expires_at"] = _expiry_to_epoch(shown.expires)  # None removes the expiry
         payload = ConnectionUpdate(**changes)
         with db.write() as session:
-            service.update_connection(session, identity.principal, connection_uuid, payload, box)
+            service.update_connection(
+                session, identity.principal, connection_uuid, payload, box, policy=_policy(request)
+            )
 
     try:
         await run_in_threadpool(save)

@@ -142,7 +142,7 @@ class CloudflareClient:
     ) -> Mapping[str, Any] | None:
         """The success envelope of one call; None for a 404 when ``allow_not_found`` (existence probes)."""
         response = await self._ctx.http.request(
-            method, self.base_url + path, headers=self._headers, params=params, json=json
+            method, self.base_url + path, headers=self._headers, params=params, json=json, redactor=self._ctx.redactor
         )
         if allow_not_found and response.status_code == 404:
             return None

@@ -135,6 +135,7 @@ class DefenderClient:
                 "scope": f"{self.api_url}/.default",
             },
             idempotent=True,
+            redactor=self._ctx.redactor,
         )
         if response.status_code != 200:
             raise token_error(response)
@@ -169,6 +170,7 @@ class DefenderClient:
                 params=params,
                 json=json,
                 idempotent=idempotent,
+                redactor=self._ctx.redactor,  # learns the vendor-issued bearer token
             )
             if response.status_code == 401 and attempt == 1:
                 self._ctx.http.tokens.invalidate(self._cache_key, token)

@@ -27,6 +27,9 @@ PERMISSIONS_INSUFFICIENT = Failure(
 )
 BAD_REQUEST = Failure("bad_request", "Incorrect request parameters", "Check the skill inputs.")
 NOT_FOUND = Failure("not_found", "Not found", "Check the ID, or the API domain of the connection.")
+INVALID_DOMAIN = Failure(
+    "invalid_domain", "Invalid API domain", "Edit the connection: enter the API domain as a host name or https:// URL."
+)
 _STATUS_FAILURES = {400: BAD_REQUEST, 401: KEY_INVALID, 403: PERMISSIONS_INSUFFICIENT, 404: NOT_FOUND}
 
 
@@ -35,7 +38,10 @@ def base_url(domain: str | None) -> str:
     value = (domain or DEFAULT_DOMAIN).strip().rstrip("/")
     if "://" not in value:
         value = f"https://{value}"
-    url = httpx.URL(value)
+    try:
+        url = httpx.URL(value)
+    except httpx.InvalidURL:
+        raise INVALID_DOMAIN.error("The connection's API domain is not a valid host name or URL.") from None
     return value if url.path not in ("", "/") else f"{value}/v1"
 
 
@@ -65,6 +71,7 @@ class PushClient:
             params=params,
             rate_limit=PUSH_RATE_LIMIT,
             limiter_key=self._limiter_key,
+            redactor=self._ctx.redactor,
         )
         body = json_or_none(response)
         if not response.is_success:

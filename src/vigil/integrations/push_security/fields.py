@@ -10,12 +10,13 @@ FIELDS: tuple[ConnectionField, ...] = (
     ConnectionField(
         name="domain",
         label="API domain",
-        type="text",
+        type="host",
         required=False,
         default=DEFAULT_DOMAIN,
         help=(
             "Host of the Push REST API; leave as api.pushsecurity.com unless Push gave you another. "
-            "A full base URL (e.g. https://push.example.com/api/v1) is used as given."
+            "A full base URL (e.g. https://push.example.com/api/v1) is used as given. Changing it requires "
+            "re-entering the API key."
         ),
     ),
     ConnectionField(

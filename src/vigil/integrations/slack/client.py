@@ -138,7 +138,13 @@ class SlackWebClient:
         if json is not None:
             headers["Content-Type"] = "application/json; charset=utf-8"
         response = await self._ctx.http.request(
-            http_method, f"{self._base}/{method}", headers=headers, json=json, params=params, idempotent=idempotent
+            http_method,
+            f"{self._base}/{method}",
+            headers=headers,
+            json=json,
+            params=params,
+            idempotent=idempotent,
+            redactor=self._ctx.redactor,
         )
         body = json_or_none(response)
         if not isinstance(body, dict):
@@ -189,7 +195,7 @@ class SlackWebClient:
 async def post_webhook(ctx: SkillContext, payload: Mapping[str, Any]) -> None:
     """POST to the connection's incoming webhook; Slack answers ``ok`` or an HTTP status with a plain-text code."""
     url = ctx.require("webhook_url", "Webhook URL")
-    response = await ctx.http.request("POST", url, json=dict(payload))
+    response = await ctx.http.request("POST", url, json=dict(payload), redactor=ctx.redactor)
     if response.status_code == 200:
         return
     code = response.text.strip()[:100]
