@@ -84,13 +84,18 @@ class ServiceMisconfigured(VigilError):
 def field_errors(errors: Iterable[Mapping[str, Any]], *, skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Pydantic/FastAPI validation errors as the `details` entries of the one error shape.
 
-    `skip` drops location parts that mean nothing to a client (FastAPI's leading "body").
+    `skip` drops a leading location part that means nothing to a client (FastAPI's "body"), and only a leading
+    one: a field may itself be called "body".
     """
     return [
         {
-            "field": ".".join(str(part) for part in item.get("loc", ()) if part not in skip),
+            "field": ".".join(str(part) for part in _without_leading(tuple(item.get("loc", ())), skip)),
             "message": item.get("msg", ""),
             "type": item.get("type", ""),
         }
         for item in errors
     ]
+
+
+def _without_leading(loc: tuple[Any, ...], skip: tuple[str, ...]) -> tuple[Any, ...]:
+    return loc[1:] if loc and loc[0] in skip else loc

@@ -21,6 +21,7 @@ from vigil.alerts.schemas import (
     AlertTypeUpdate,
 )
 from vigil.errors import ValidationFailed
+from vigil.input_types import EpochSeconds, Text
 from vigil.investigations import service as investigations
 from vigil.metrics import ALERTS_INGESTED, INTAKE_REJECTED
 from vigil.web.deps import DbDep, EngineDep, IntakeDep, PrincipalDep
@@ -42,7 +43,7 @@ async def create_alert(
     payload: AlertCreate,
     response: Response,
     intake: IntakeDep,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    idempotency_key: Annotated[Text | None, Header(alias="Idempotency-Key")] = None,
 ) -> AlertOut:
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY_LENGTH:
         raise ValidationFailed(
@@ -78,14 +79,14 @@ async def create_alerts_batch(payload: AlertBatchCreate, intake: IntakeDep) -> A
 def list_alerts(
     db: DbDep,
     principal: PrincipalDep,
-    organization_code: str | None = None,
-    alert_provider: str | None = None,
-    alert_type: str | None = None,
+    organization_code: Text | None = None,
+    alert_provider: Text | None = None,
+    alert_type: Text | None = None,
     investigation_status: InvestigationStatus | None = None,
-    created_after: Annotated[int | None, Query(ge=0, description="Epoch seconds, inclusive")] = None,
-    created_before: Annotated[int | None, Query(ge=0, description="Epoch seconds, exclusive")] = None,
-    q: Annotated[str | None, Query(max_length=200, description="Substring of alert_content")] = None,
-    cursor: str | None = None,
+    created_after: Annotated[EpochSeconds | None, Query(description="Epoch seconds, inclusive")] = None,
+    created_before: Annotated[EpochSeconds | None, Query(description="Epoch seconds, exclusive")] = None,
+    q: Annotated[Text | None, Query(max_length=200, description="Substring of alert_content")] = None,
+    cursor: Text | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> AlertPage:
     filters = AlertFilters(
@@ -103,7 +104,7 @@ def list_alerts(
 
 
 @router.get("/{alert_ref}", summary="One alert by alert_id or alert_uuid, with its timeline")
-def get_alert(alert_ref: str, db: DbDep, principal: PrincipalDep) -> AlertDetail:
+def get_alert(alert_ref: Text, db: DbDep, principal: PrincipalDep) -> AlertDetail:
     with db.read() as session:
         alert = service.get_alert(session, principal, alert_ref)
         timeline = [AlertEventOut.model_validate(e) for e in service.alert_timeline(session, alert)]
@@ -116,7 +117,7 @@ def get_alert(alert_ref: str, db: DbDep, principal: PrincipalDep) -> AlertDetail
     responses={409: ERROR_RESPONSES[400] | {"description": "The alert already has a type"}},
 )
 def set_alert_type(
-    alert_ref: str, payload: AlertTypeUpdate, db: DbDep, principal: PrincipalDep, engine: EngineDep
+    alert_ref: Text, payload: AlertTypeUpdate, db: DbDep, principal: PrincipalDep, engine: EngineDep
 ) -> AlertOut:
     with db.write() as session:
         alert = service.set_alert_type(session, principal, alert_ref, payload.alert_type, actor=principal.actor)
@@ -127,7 +128,7 @@ def set_alert_type(
 
 
 @router.post("/{alert_ref}/retry", summary="Re-run a Failed investigation (retry count + 1)")
-def retry_alert(alert_ref: str, db: DbDep, principal: PrincipalDep, engine: EngineDep) -> AlertOut:
+def retry_alert(alert_ref: Text, db: DbDep, principal: PrincipalDep, engine: EngineDep) -> AlertOut:
     with db.write() as session:
         alert, attempt = investigations.request_retry(session, principal, alert_ref)
         out = AlertOut.model_validate(alert)

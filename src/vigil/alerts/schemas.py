@@ -8,9 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH, MAX_BATCH_SIZE
-
-# Year 9999: rejects millisecond timestamps, which are the usual mistake.
-MAX_EPOCH_SECONDS = 253_402_300_799
+from vigil.input_types import EpochSeconds, Text
 
 
 class AlertCreate(BaseModel):
@@ -18,16 +16,16 @@ class AlertCreate(BaseModel):
 
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
 
-    organization_code: str = Field(min_length=1, max_length=16, description="From GET /serviceapi/organizations.")
-    alert_content: str = Field(description="Alert body as sent (JSON text is common); stored verbatim.")
-    alert_provider: str = Field(min_length=1, max_length=64, description="From GET /serviceapi/providers.")
-    alert_type: str | None = Field(
+    organization_code: Text = Field(min_length=1, max_length=16, description="From GET /serviceapi/organizations.")
+    alert_content: Text = Field(description="Alert body as sent (JSON text is common); stored verbatim.")
+    alert_provider: Text = Field(min_length=1, max_length=64, description="From GET /serviceapi/providers.")
+    alert_type: Text | None = Field(
         default=None,
         max_length=MAX_ALERT_TYPE_LENGTH,
         description="Required for automatic AI investigation; without it the alert stays Created.",
     )
-    created_at_source: int | None = Field(
-        default=None, ge=0, le=MAX_EPOCH_SECONDS, strict=True, description="Unix epoch seconds at the source."
+    created_at_source: EpochSeconds | None = Field(
+        default=None, strict=True, description="Unix epoch seconds at the source."
     )
 
     @field_validator("organization_code")
@@ -118,7 +116,7 @@ class AlertTypeUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    alert_type: str = Field(
+    alert_type: Text = Field(
         min_length=1, max_length=MAX_ALERT_TYPE_LENGTH, description="The alert's type; only settable while it has none."
     )
 

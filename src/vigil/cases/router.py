@@ -22,6 +22,7 @@ from vigil.cases.schemas import (
     CommentCreate,
     EvidenceOut,
 )
+from vigil.input_types import Text
 from vigil.web.deps import DbDep, PrincipalDep
 from vigil.web.openapi import ERROR_RESPONSES
 
@@ -47,13 +48,13 @@ def _detail(session: Session, case: Case) -> CaseDetail:
 def list_cases(
     db: DbDep,
     principal: PrincipalDep,
-    organization_code: str | None = None,
+    organization_code: Text | None = None,
     status: CaseStatus | None = None,
     severity: CaseSeverity | None = None,
     disposition: CaseDisposition | None = None,
-    assignee: Annotated[str | None, Query(max_length=320, description="An assignee's email, or `unassigned`.")] = None,
-    q: Annotated[str | None, Query(max_length=200, description="Substring of the case id or title.")] = None,
-    cursor: str | None = None,
+    assignee: Annotated[Text | None, Query(max_length=320, description="An assignee's email, or `unassigned`.")] = None,
+    q: Annotated[Text | None, Query(max_length=200, description="Substring of the case id or title.")] = None,
+    cursor: Text | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> CasePage:
     with db.read() as session:
@@ -80,7 +81,7 @@ def list_cases(
         "output) the alert's investigations made, over every attempt, with their totals."
     ),
 )
-def get_case(case_ref: str, db: DbDep, principal: PrincipalDep) -> CaseDetail:
+def get_case(case_ref: Text, db: DbDep, principal: PrincipalDep) -> CaseDetail:
     with db.read() as session:
         return _detail(session, service.get_case(session, principal, case_ref))
 
@@ -95,7 +96,7 @@ def get_case(case_ref: str, db: DbDep, principal: PrincipalDep) -> CaseDetail:
     ),
     responses=CHANGE_RESPONSES,
 )
-def update_case(case_ref: str, changes: CaseUpdate, db: DbDep, principal: PrincipalDep) -> CaseDetail:
+def update_case(case_ref: Text, changes: CaseUpdate, db: DbDep, principal: PrincipalDep) -> CaseDetail:
     with db.write() as session:
         case = service.update_case(session, principal, case_ref, changes, actor=principal.actor)
         return _detail(session, case)
@@ -112,12 +113,12 @@ def update_case(case_ref: str, changes: CaseUpdate, db: DbDep, principal: Princi
     responses={**CHANGE_RESPONSES, 200: {"description": "Replay of an earlier request with the same key"}},
 )
 def add_comment(
-    case_ref: str,
+    case_ref: Text,
     comment: CommentCreate,
     db: DbDep,
     principal: PrincipalDep,
     response: Response,
-    idempotency_key: Annotated[str | None, Header(max_length=128)] = None,
+    idempotency_key: Annotated[Text | None, Header(max_length=128)] = None,
 ) -> CaseCommentOut:
     with db.write() as session:
         added, created = service.add_comment(

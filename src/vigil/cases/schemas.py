@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from vigil.ai.schemas import Citation
 from vigil.ai.transcript import ExchangeKind, Stage
 from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
+from vigil.input_types import Text
 
 COMMENT_MAX_CHARS = 10_000
 
@@ -184,7 +185,7 @@ class CaseUpdate(BaseModel):
     status: CaseStatus | None = None
     severity: CaseSeverity | None = None
     disposition: CaseDisposition | None = None
-    assignee: str | None = Field(
+    assignee: Text | None = Field(
         default=None,
         max_length=320,
         description="Email of a console user who can see the case's organization; null for unassigned.",
@@ -203,7 +204,7 @@ class CaseUpdate(BaseModel):
 class CommentCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    body: str = Field(min_length=1, max_length=COMMENT_MAX_CHARS, description="The comment text (plain text).")
+    body: Text = Field(min_length=1, max_length=COMMENT_MAX_CHARS, description="The comment text (plain text).")
 
     @field_validator("body")
     @classmethod

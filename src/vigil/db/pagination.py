@@ -14,6 +14,7 @@ from sqlalchemy import Select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from vigil.errors import ValidationFailed
+from vigil.input_types import INT64_MAX, INT64_MIN
 
 T = TypeVar("T")
 
@@ -42,6 +43,6 @@ def decode_cursor(cursor: str) -> int:
         raise ValidationFailed(
             "The cursor is not valid; pass the next_cursor of a previous page.", code="invalid_cursor"
         ) from error
-    if not isinstance(value, int):
+    if not isinstance(value, int) or not INT64_MIN <= value <= INT64_MAX:  # ids are BIGINT
         raise ValidationFailed("The cursor is not valid.", code="invalid_cursor")
     return value

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
+from vigil.input_types import Text
 from vigil.integrations.secrets import SecretBox
 from vigil.orgs import ai_model, service
 from vigil.orgs.schemas import (
@@ -45,7 +46,7 @@ def list_organizations(db: DbDep, principal: PrincipalDep) -> OrganizationList:
     responses=NOT_FOUND,
 )
 def get_organization(
-    organization_code: str, db: DbDep, principal: PrincipalDep, settings: SettingsDep
+    organization_code: Text, db: DbDep, principal: PrincipalDep, settings: SettingsDep
 ) -> OrganizationDetail:
     with db.read() as session:
         return ai_model.organization_detail(session, principal, organization_code, settings)
@@ -57,7 +58,7 @@ def get_organization(
     responses=NOT_FOUND,
 )
 def set_ai_model(
-    organization_code: str,
+    organization_code: Text,
     payload: OrganizationAiModelUpdate,
     db: DbDep,
     box: BoxDep,

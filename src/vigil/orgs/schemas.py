@@ -6,6 +6,8 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from vigil.input_types import Text
+
 ORGANIZATION_CODE_PATTERN = r"^[A-Z0-9]{2,16}$"
 PROVIDER_SLUG_PATTERN = r"^[a-z][a-z0-9_]{1,63}$"
 MAX_NAME_LENGTH = 200
@@ -40,12 +42,12 @@ class OrganizationAiModelUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    ai_model: str | None = Field(
+    ai_model: Text | None = Field(
         max_length=MAX_AI_MODEL_LENGTH,
         description="`builtin` or a pydantic-ai model string (`openai:<model>`, `openai-chat:<model>`, "
         "`anthropic:<model>`); null removes the organization's own model, base URL and key.",
     )
-    ai_base_url: str | None = Field(
+    ai_base_url: Text | None = Field(
         default=None,
         max_length=MAX_AI_BASE_URL_LENGTH,
         description="http(s) URL of an OpenAI-compatible (or Anthropic) server, e.g. http://gpu:8000/v1; "

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
+from vigil.input_types import PositiveInt32, Text
 from vigil.investigations.steps import playbook_skill_inputs
 from vigil.playbooks import service
 from vigil.playbooks.schemas import PlaybookDefinition
@@ -43,7 +44,7 @@ class PlaybookDetail(BaseModel):
 
 class PlaybookEdit(BaseModel):
     definition: dict[str, Any]
-    note: str = ""
+    note: Text = ""
 
 
 @router.get("", summary="Investigator playbooks of the organizations this key may use")
@@ -54,7 +55,7 @@ def list_playbooks(db: DbDep, principal: PrincipalDep) -> list[PlaybookOut]:
 
 @router.get("/{playbook_uuid}", summary="A playbook's current (or ?version=) steps")
 def get_playbook(
-    playbook_uuid: uuid.UUID, db: DbDep, principal: PrincipalDep, version: int | None = None
+    playbook_uuid: uuid.UUID, db: DbDep, principal: PrincipalDep, version: PositiveInt32 | None = None
 ) -> PlaybookDetail:
     with db.read() as session:
         ref = service.get_version(session, principal, playbook_uuid, version)

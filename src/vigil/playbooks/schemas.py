@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vigil.input_types import Text
+
 #: Bounds of every Chat Checkpoint timeout: a step's own, an organization's, the service-wide default.
 MIN_CHECKPOINT_TIMEOUT_SECONDS = 5
 MAX_CHECKPOINT_TIMEOUT_SECONDS = 7 * 24 * 3600
@@ -20,18 +22,18 @@ class OnError(StrEnum):
 class _Step(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200, description="Human label shown in the console.")
+    name: Text = Field(min_length=1, max_length=200, description="Human label shown in the console.")
 
 
 class SkillStep(_Step):
     """Run one integration skill; inputs are Jinja templates over `alert` and `entities`."""
 
     kind: Literal["skill"] = "skill"
-    skill: str = Field(min_length=1, description="Skill id from the catalog, e.g. 'List Machines'.")
-    connection: str | None = Field(
+    skill: Text = Field(min_length=1, description="Skill id from the catalog, e.g. 'List Machines'.")
+    connection: Text | None = Field(
         default=None, description="Connection instance name; null means any connected instance."
     )
-    inputs: dict[str, str] = Field(
+    inputs: dict[Text, Text] = Field(
         default_factory=dict, description="Input name → template, e.g. '{{ entities.ips[0] }}'."
     )
     on_error: OnError = OnError.CONTINUE
@@ -41,8 +43,8 @@ class CheckpointStep(_Step):
     """Ask a person in chat to confirm activity; the workflow waits durably for the answer."""
 
     kind: Literal["checkpoint"] = "checkpoint"
-    user_email: str = Field(min_length=1, description="Template resolving to the Slack user's email.")
-    question: str = Field(min_length=1, max_length=2000)
+    user_email: Text = Field(min_length=1, description="Template resolving to the Slack user's email.")
+    question: Text = Field(min_length=1, max_length=2000)
     timeout_seconds: int | None = Field(
         default=None,
         ge=MIN_CHECKPOINT_TIMEOUT_SECONDS,

@@ -16,6 +16,17 @@ from vigil.web.request_context import request_id_var
 
 logger = logging.getLogger("vigil.api")
 
+#: Seconds a client is told to wait on a 503 that did not say otherwise (the database's own 503 says 5 too).
+DEFAULT_RETRY_AFTER_SECONDS = 5
+
+
+def with_retry_after(status_code: int, headers: dict[str, str] | None) -> dict[str, str]:
+    """`headers`, plus Retry-After on a 503 that lacks one: every 503 tells the client when to come back."""
+    merged = dict(headers or {})
+    if status_code == 503 and not any(name.lower() == "retry-after" for name in merged):
+        merged["Retry-After"] = str(DEFAULT_RETRY_AFTER_SECONDS)
+    return merged
+
 
 def error_response(
     status_code: int,
@@ -25,7 +36,7 @@ def error_response(
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
     body = {"error": {"code": code, "message": message, "details": details or []}}
-    return JSONResponse(body, status_code=status_code, headers=headers)
+    return JSONResponse(body, status_code=status_code, headers=with_retry_after(status_code, headers))
 
 
 PageRenderer = Callable[[Request, int, str, str], Response | None]
@@ -45,7 +56,7 @@ def install_error_handlers(app: FastAPI, page_renderer: PageRenderer | None = No
         page = page_renderer(request, status_code, code, message) if page_renderer else None
         if page is None:
             return error_response(status_code, code, message, details, headers)
-        page.headers.update(headers or {})  # a console page keeps e.g. Retry-After on a 503
+        page.headers.update(with_retry_after(status_code, headers))  # a console page keeps Retry-After on a 503
         return page
 
     @app.exception_handler(VigilError)
