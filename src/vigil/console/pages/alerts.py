@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated
 from urllib.parse import urlencode
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
@@ -18,6 +18,7 @@ from vigil.alerts.models import Alert
 from vigil.alerts.schemas import AlertFilters
 from vigil.console.deps import IdentityDep, WriterDep
 from vigil.console.rendering import render
+from vigil.console.timezones import browser_zone
 from vigil.db.base import epoch_now
 from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed, VigilError
 from vigil.investigations import service as investigations
@@ -118,14 +119,13 @@ class ListQuery:
         )
 
     def _zone(self) -> ZoneInfo:
-        """The browser's IANA time zone (the form's script fills it in); UTC when it is missing."""
-        if not self.tz:
+        """The browser's IANA time zone (the form's script fills it in); UTC, as the page then says, for a
+        missing or unknown name."""
+        zone = browser_zone(self.tz)
+        if zone is None:
+            self.tz = ""
             return ZoneInfo("UTC")
-        try:
-            return ZoneInfo(self.tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            self.errors.append(f"Unknown time zone {self.tz!r}; times are read as UTC.")
-            return ZoneInfo("UTC")
+        return zone
 
     def _epoch(self, text: str, zone: ZoneInfo, label: str) -> int | None:
         if not text:
