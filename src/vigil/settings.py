@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -37,16 +37,28 @@ class Settings(BaseSettings):
     max_alert_content_bytes: int = Field(default=256 * 1024, description="Largest alert_content (UTF-8).")
     idempotency_ttl_seconds: int = Field(default=24 * 3600, ge=60)
 
-    db_connect_timeout_seconds: int = Field(default=5, ge=1)
+    # A sick database must never hold a request longer than these bounds (docs/intake.md, "Timeouts and a sick
+    # database"). PostgreSQL gets the statement and lock timeouts as session settings on every connection; a frozen
+    # server (SIGSTOP, a hung host) answers no cancel, so the client also gives up on any one answer after
+    # `db_request_timeout_seconds`. SQLite's waits are the busy timeout.
+    db_connect_timeout_seconds: int = Field(
+        default=5, ge=2, description="Longest wait to open a PostgreSQL connection or to get one from the pool."
+    )
     db_pool_size: int = Field(default=10, ge=1)
-    sqlite_busy_timeout_ms: int = Field(default=10_000, ge=0)
-    # A sick database must never hold a request longer than these bounds (docs/reliability.md): PostgreSQL gets
-    # them as session settings on every connection; SQLite's wait is the busy timeout above.
+    sqlite_busy_timeout_ms: int = Field(
+        default=5_000, ge=0, description="Longest wait for SQLite's write lock (this process's and other processes')."
+    )
     db_statement_timeout_ms: int = Field(
         default=5_000, ge=100, description="Longest one SQL statement may run on PostgreSQL before it is cancelled."
     )
     db_lock_timeout_ms: int = Field(
         default=3_000, ge=100, description="Longest one statement may wait for a row or table lock on PostgreSQL."
+    )
+    db_request_timeout_seconds: float = Field(
+        default=6.0,
+        gt=0,
+        description="Longest a request waits for the database: one PostgreSQL answer (even from a frozen server), "
+        "or E1/batch's commit; then 503 with Retry-After. Must exceed the statement timeout.",
     )
     readiness_timeout_seconds: float = Field(
         default=2.0, gt=0, description="/readyz reports not ready when the database does not answer within this."
@@ -139,6 +151,14 @@ class Settings(BaseSettings):
         if isinstance(value, list):
             return [str(item).strip() for item in value if str(item).strip()]
         return value
+
+    @model_validator(mode="after")
+    def _client_deadline_after_server_timeout(self) -> Settings:
+        """A slow statement must be cancelled by the server (the connection survives) before the client gives up
+        on it (the connection is closed)."""
+        if self.db_request_timeout_seconds * 1000 <= self.db_statement_timeout_ms:
+            raise ValueError("db_request_timeout_seconds must exceed db_statement_timeout_ms")
+        return self
 
     @cached_property
     def resolved_database_url(self) -> str:

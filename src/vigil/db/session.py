@@ -12,6 +12,9 @@ from sqlalchemy import Engine, create_engine, event, exc, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from vigil.db import postgres
+from vigil.db.breaker import Breaker
+from vigil.db.readiness import ReadinessProbe
 from vigil.errors import DatabaseUnavailable
 from vigil.settings import Settings
 
@@ -46,7 +49,9 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
         connection.exec_driver_sql(f"BEGIN {mode}".strip())
 
 
-def create_db_engine(settings: Settings) -> Engine:
+def create_db_engine(settings: Settings, breaker: Breaker | None = None) -> Engine:
+    """An engine whose waits are all bounded (docs/intake.md, "Timeouts and a sick database"); on PostgreSQL a
+    connect failure or a missing answer trips `breaker`, and any answer recovers it."""
     url = make_url(settings.resolved_database_url)
     if url.get_backend_name() == "sqlite":
         if url.database and url.database != ":memory:":
@@ -56,14 +61,16 @@ def create_db_engine(settings: Settings) -> Engine:
         )
         _configure_sqlite(engine, settings.sqlite_busy_timeout_ms)
         return engine
-    return create_engine(
+    engine = create_engine(
         url,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_pool_size,
         pool_timeout=settings.db_connect_timeout_seconds,
         pool_pre_ping=True,
-        connect_args={"connect_timeout": settings.db_connect_timeout_seconds},
+        connect_args=postgres.connect_args(settings, "vigil"),
     )
+    postgres.bound_connections(engine, settings.db_request_timeout_seconds, breaker)
+    return engine
 
 
 class Database:
@@ -71,10 +78,12 @@ class Database:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.engine = create_db_engine(settings)
+        self.breaker = Breaker()
+        self.engine = create_db_engine(settings, self.breaker)
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._write = sessionmaker(self.engine.execution_options(vigil_begin="IMMEDIATE"), expire_on_commit=False)
         self._sqlite_writer = threading.RLock()  # reentrant: a write opened inside another on one thread
+        self.readiness = ReadinessProbe(self.ping, settings.readiness_timeout_seconds)
 
     @property
     def is_sqlite(self) -> bool:
@@ -82,12 +91,14 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[Session]:
+        self.breaker.admit()
         with _unavailable_as_typed_error(), self._read() as session:
             yield session
 
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A transaction that commits when the block ends normally and rolls back otherwise."""
+        self.breaker.admit()
         with self._writer_turn(), _unavailable_as_typed_error(), self._write() as session, session.begin():
             yield session
 
@@ -111,7 +122,12 @@ class Database:
         with self.read() as session:
             session.execute(text("SELECT 1"))
 
+    def workflow_engine_kwargs(self) -> dict[str, Any] | None:
+        """DBOS's system-database engine options: bounded connects and pool waits on PostgreSQL (None: DBOS's own)."""
+        return None if self.is_sqlite else postgres.workflow_engine_kwargs(self.settings)
+
     def dispose(self) -> None:
+        self.readiness.close()
         self.engine.dispose()
 
 
