@@ -230,7 +230,7 @@ class Rig:
         deadline = time.monotonic() + 60
         while True:
             with self.harness.db.read() as session:
-                alive = set(session.scalars(select(WorkerHeartbeat.executor_id)))
+                alive = set(session.scalars(select(WorkerHeartbeat.name)))
             if set(names) <= alive:
                 return names
             if any(p.poll() is not None for p in self.workers.values()) or time.monotonic() > deadline:

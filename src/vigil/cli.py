@@ -109,7 +109,10 @@ def serve(
 @app.command()
 def worker(
     worker_id: Annotated[
-        str | None, typer.Option("--id", help="Stable executor id (default VIGIL_EXECUTOR_ID or <host>-worker).")
+        str | None,
+        typer.Option(
+            "--id", help="Stable name; each start runs as <name>:<token> (default VIGIL_EXECUTOR_ID or <host>-worker)."
+        ),
     ] = None,
 ) -> None:
     """Run investigations only (no HTTP). Run any number of workers against PostgreSQL, each with its own --id."""

@@ -3,24 +3,23 @@
 Three loops keep "no alert is ever lost" true:
 * the submitter moves Created alerts that have a type onto the queue, off the request path
   (E1 only commits the alert row and wakes it);
-* on start, recovery re-enqueues Submitted/InProgress alerts whose workflow does not exist
-  (a crash between commit and enqueue), while DBOS itself resumes this executor's workflows;
-* the heartbeat stamps this executor as alive and takes over the pending workflows of any
-  executor silent for longer than `dead_worker_seconds` (one live worker claims each).
+* the orphan scan (at start, then every minute) sets going again the investigations no workflow will finish by
+  itself (`recovery.py`);
+* the heartbeat stamps this process's executor (a new identity per start, `executors.py`) as alive and resumes
+  the pending workflows of every executor whose process has ended: at once when that is provable on this host,
+  after `dead_worker_seconds` of silence otherwise (one live engine claims each).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import threading
 import time
 import uuid
 
 from dbos import DBOS, DBOSConfig
-from sqlalchemy import delete, select
-from sqlalchemy.orm import Session
+from sqlalchemy import select
 
 from vigil import __version__
 from vigil.ai.factory import Investigators
@@ -28,13 +27,12 @@ from vigil.ai.llm.config import Limits
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.alerts.service import transition_many
-from vigil.db.base import epoch_now
 from vigil.db.session import Database
-from vigil.errors import Conflict
 from vigil.integrations.bridge import AsyncBridge
 from vigil.integrations.secrets import SecretBox
-from vigil.investigations.models import WorkerHeartbeat
-from vigil.investigations.service import ENGINE_ACTOR, QUEUED_MESSAGE, workflow_id_for
+from vigil.investigations.executors import ExecutorRegistry
+from vigil.investigations.recovery import recover_stranded
+from vigil.investigations.service import ENGINE_ACTOR, QUEUED_MESSAGE
 from vigil.investigations.steps import ConnectionResolver, StepPolicy, StepRunner, playbook_skill_inputs
 from vigil.investigations.workflow import (
     CHECKPOINT_SLICE_SECONDS,
@@ -58,7 +56,11 @@ class Engine:
         self.settings = settings
         self.db = db
         self.resolver = resolver
-        self.executor_id = settings.executor_id or f"{socket.gethostname()}-{role}"
+        # VIGIL_EXECUTOR_ID names the process; its DBOS executor id is that name plus a token new at every start.
+        self.registry = ExecutorRegistry(
+            db, settings.executor_id or f"{socket.gethostname()}-{role}", settings.dead_worker_seconds
+        )
+        self.executor_id = self.registry.executor_id
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -68,7 +70,7 @@ class Engine:
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._claim_executor_id()
+        self.registry.register()  # before DBOS runs anything under the id, so its workflows always have a row
         self._bridge = AsyncBridge()
         # Model requests run on the same event-loop thread as skills: one loop and connection pool per process.
         self._investigators = Investigators(Limits.from_settings(self.settings), playbook_skill_inputs(), self._bridge)
@@ -111,7 +113,6 @@ class Engine:
             worker_concurrency=self.settings.worker_concurrency,
             polling_interval_sec=self.settings.queue_poll_seconds,
         )
-        self.recover_orphans()
         for target, name in ((self._submit_loop, "vigil-submitter"), (self._heartbeat_loop, "vigil-heartbeat")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
@@ -172,38 +173,14 @@ class Engine:
         return total
 
     def recover_orphans(self) -> int:
-        """Re-enqueue Submitted/InProgress alerts whose workflow was never created (crash before enqueue)."""
-        recovered = 0
-        last_id = 0
-        while True:
-            with self.db.read() as session:
-                rows = session.execute(
-                    select(Alert.id, Alert.alert_uuid, Alert.investigation_retry_count)
-                    .where(
-                        Alert.investigation_status.in_(
-                            [InvestigationStatus.SUBMITTED, InvestigationStatus.IN_PROGRESS]
-                        ),
-                        Alert.id > last_id,
-                    )
-                    .order_by(Alert.id)
-                    .limit(SUBMIT_BATCH)
-                ).all()
-            if not rows:
-                break
-            for row_id, alert_uuid, attempt in rows:
-                last_id = row_id
-                if DBOS.get_workflow_status(workflow_id_for(alert_uuid, attempt)) is None:
-                    enqueue_attempt(alert_uuid, attempt)
-                    recovered += 1
-        if recovered:
-            logger.warning("re-enqueued %s investigations that had no workflow", recovered)
-        return recovered
+        """Set going again the investigations no workflow would finish by itself; returns how many."""
+        recovered = recover_stranded(self.db, self.settings.max_auto_retries)
+        return recovered.enqueued + recovered.restarted
 
     def _submit_loop(self) -> None:
-        last_orphan_scan = time.monotonic()
+        # The first scan runs here, not in start(): a backlog of thousands of alerts must not delay serving.
+        last_orphan_scan = time.monotonic() - ORPHAN_SCAN_SECONDS - 1
         while not self._stop.is_set():
-            self._wake.wait(IDLE_SCAN_SECONDS)
-            self._wake.clear()
             try:
                 self.submit_pending()
                 if time.monotonic() - last_orphan_scan > ORPHAN_SCAN_SECONDS:
@@ -212,74 +189,34 @@ class Engine:
             except Exception:
                 logger.exception("submitting investigations failed; retrying")
                 self._stop.wait(1.0)
+            self._wake.wait(IDLE_SCAN_SECONDS)
+            self._wake.clear()
 
     # -- liveness and takeover -------------------------------------------------------------------
 
-    def _claim_executor_id(self) -> None:
-        """Refuse to run twice under one executor id: DBOS would then resume one worker's work twice."""
-        now = epoch_now()
-        with self.db.write() as session:
-            row = session.get(WorkerHeartbeat, self.executor_id)
-            alive = row is not None and row.last_seen > now - self.settings.dead_worker_seconds
-            if alive and row is not None and row.hostname == socket.gethostname() and not _pid_running(row.pid):
-                alive = False  # this host's previous process under this id died (killed, crashed): restart now
-            if alive and row is not None and (row.hostname, row.pid) != (socket.gethostname(), os.getpid()):
-                raise Conflict(
-                    f"Executor id {self.executor_id} is in use by pid {row.pid} on {row.hostname}; "
-                    "give each worker its own VIGIL_EXECUTOR_ID.",
-                    code="executor_id_in_use",
-                )
-            self._stamp(session, now)
-
-    def _stamp(self, session: Session, now: int) -> None:
-        row = session.get(WorkerHeartbeat, self.executor_id)
-        if row is None:
-            session.add(
-                WorkerHeartbeat(
-                    executor_id=self.executor_id,
-                    hostname=socket.gethostname(),
-                    pid=os.getpid(),
-                    started_at=now,
-                    last_seen=now,
-                )
-            )
-        else:
-            row.hostname, row.pid, row.last_seen = socket.gethostname(), os.getpid(), now
-
     def take_over_dead_workers(self) -> list[str]:
-        """Claim executors whose heartbeat is stale (a conditional delete, so one claimer wins) and
-        have DBOS re-enqueue their pending workflows for whichever live worker dequeues them."""
-        threshold = epoch_now() - self.settings.dead_worker_seconds
-        with self.db.read() as session:
-            stale = list(
-                session.scalars(
-                    select(WorkerHeartbeat.executor_id).where(
-                        WorkerHeartbeat.last_seen < threshold, WorkerHeartbeat.executor_id != self.executor_id
-                    )
-                )
-            )
-        claimed = []
-        for executor_id in stale:
-            with self.db.write() as session:
-                result = session.execute(
-                    delete(WorkerHeartbeat).where(
-                        WorkerHeartbeat.executor_id == executor_id, WorkerHeartbeat.last_seen < threshold
-                    )
-                )
-            if getattr(result, "rowcount", 0) == 1:
-                handles = DBOS._recover_pending_workflows([executor_id])
-                logger.warning("took over %s workflows of dead executor %s", len(handles), executor_id)
-                claimed.append(executor_id)
+        """Claim executors whose process has ended (one claimer wins each) and have DBOS re-enqueue their pending
+        workflows for whichever live engine dequeues them."""
+        claimed = self.registry.claim_ended()
+        for executor_id in claimed:
+            handles = DBOS._recover_pending_workflows([executor_id])
+            logger.warning("took over %s workflows of ended executor %s", len(handles), executor_id)
         return claimed
 
     def _heartbeat_loop(self) -> None:
-        while not self._stop.wait(self.settings.heartbeat_seconds):
+        # Look at once: a replacement resumes its predecessor's work right after starting, not a beat later.
+        while not self._stop.is_set():
             try:
-                with self.db.write() as session:
-                    self._stamp(session, epoch_now())
+                if not self.registry.stamp():
+                    logger.error(
+                        "executor %s was judged dead (silent > %ss) and its workflows were resumed elsewhere",
+                        self.executor_id,
+                        self.settings.dead_worker_seconds,
+                    )
                 self.take_over_dead_workers()
             except Exception:
                 logger.exception("heartbeat failed; retrying")
+            self._stop.wait(self.settings.heartbeat_seconds)
 
 
 def build_engine(settings: Settings, db: Database, role: str) -> Engine:
@@ -294,13 +231,3 @@ def build_engine(settings: Settings, db: Database, role: str) -> Engine:
     )
     return Engine(settings, db, resolver, role)
 
-
-def _pid_running(pid: int) -> bool:
-    """Is a process with this id alive on this host? (Signal 0 checks without signalling.)"""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    return True

@@ -56,13 +56,21 @@ class InvestigationStep(Base):
 
 
 class WorkerHeartbeat(Base):
-    """Live workers stamp this; a stale row means the executor died and its workflows are taken over."""
+    """One row per engine process start (its DBOS executor id), stamped while it lives. A row whose process is
+    provably gone (same host, pid no longer that process) or that went stale is claimed, and its workflows resumed.
+    """
 
     __tablename__ = "worker_heartbeats"
 
-    executor_id: Mapped[str] = mapped_column(String(120), primary_key=True)
+    executor_id: Mapped[str] = mapped_column(String(140), primary_key=True)
+    #: The stable name (VIGIL_EXECUTOR_ID / --id, default <host>-<role>) the executor id starts with.
+    name: Mapped[str] = mapped_column(String(120))
     hostname: Mapped[str] = mapped_column(String(200))
+    #: Kernel boot id + pid namespace: pids of two rows are comparable only where this matches (None: no /proc).
+    host_key: Mapped[str | None] = mapped_column(String(200))
     pid: Mapped[int] = mapped_column(Integer)
+    #: The process's start time in clock ticks since boot, so a reused pid is not mistaken for the old process.
+    pid_started: Mapped[int | None] = mapped_column(BigInteger)
     started_at: Mapped[int] = mapped_column(BigInteger)
     last_seen: Mapped[int] = mapped_column(BigInteger)
 

@@ -1,0 +1,122 @@
+"""The orphan scan: investigations that nothing would finish by itself are set going again.
+
+An alert Submitted or InProgress should have a workflow that is queued, running somewhere alive, or about to be
+resumed. Otherwise, for its current attempt:
+* no workflow at all (a crash between commit and enqueue): enqueue it;
+* PENDING under an executor with no heartbeat row (its claimer died before resuming it, or it ran before this
+  release's executor identity): have DBOS resume that executor's workflows;
+* ended without an outcome (ERROR, CANCELLED, too many recoveries: e.g. a replay that met recorded steps this code
+  does not take, `DBOSUnexpectedStepError`), or PENDING under a dead executor of another application version
+  (which this version's DBOS will never resume): the attempt is failed and, within `max_auto_retries`, a fresh
+  attempt (a new workflow from the first step) is submitted, both on the alert's timeline.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+from dbos import DBOS
+from sqlalchemy import select
+
+from vigil.alerts.constants import InvestigationStatus
+from vigil.alerts.models import Alert
+from vigil.db.session import Database
+from vigil.investigations import service
+from vigil.investigations.models import WorkerHeartbeat
+from vigil.investigations.workflow import enqueue_attempt
+
+logger = logging.getLogger("vigil.engine")
+SCAN_BATCH = 200
+RECOVERY_ACTOR = "vigil:recovery"
+#: DBOS states in which a workflow will never run again on its own.
+ENDED_WITHOUT_OUTCOME = frozenset({"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
+
+
+@dataclass
+class Recovered:
+    enqueued: int = 0
+    restarted: int = 0
+    executors: set[str] = field(default_factory=set)
+
+
+def recover_stranded(db: Database, max_auto_retries: int) -> Recovered:
+    """One pass over every Submitted/InProgress alert, a batch at a time."""
+    recovered = Recovered()
+    last_id = 0
+    while True:
+        with db.read() as session:
+            rows = session.execute(
+                select(Alert.id, Alert.alert_uuid, Alert.investigation_retry_count)
+                .where(
+                    Alert.investigation_status.in_([InvestigationStatus.SUBMITTED, InvestigationStatus.IN_PROGRESS]),
+                    Alert.id > last_id,
+                )
+                .order_by(Alert.id)
+                .limit(SCAN_BATCH)
+            ).all()
+        if not rows:
+            break
+        last_id = rows[-1][0]
+        _recover_batch(db, {service.workflow_id_for(u, a): (u, a) for _, u, a in rows}, max_auto_retries, recovered)
+    for executor_id in recovered.executors:
+        handles = DBOS._recover_pending_workflows([executor_id])
+        logger.warning("resumed %s workflows of executor %s, which has no heartbeat", len(handles), executor_id)
+    if recovered.enqueued or recovered.restarted:
+        logger.warning(
+            "re-enqueued %s investigations that had no workflow; gave %s a fresh attempt",
+            recovered.enqueued,
+            recovered.restarted,
+        )
+    return recovered
+
+
+def _recover_batch(
+    db: Database, attempts: dict[str, tuple[uuid.UUID, int]], max_auto_retries: int, recovered: Recovered
+) -> None:
+    statuses = {
+        status.workflow_id: status
+        for status in DBOS.list_workflows(workflow_ids=list(attempts), load_input=False, load_output=False)
+    }
+    # Read after the statuses: an executor that holds one of them registered before it dequeued it.
+    with db.read() as session:
+        live = set(session.scalars(select(WorkerHeartbeat.executor_id)))
+    for workflow_id, (alert_uuid, attempt) in attempts.items():
+        status = statuses.get(workflow_id)
+        if status is None:
+            enqueue_attempt(alert_uuid, attempt)
+            recovered.enqueued += 1
+        elif status.status in ENDED_WITHOUT_OUTCOME:
+            reason = f"its workflow ended as {status.status} (e.g. recorded steps this version does not take)"
+            recovered.restarted += restart(db, alert_uuid, attempt, reason, max_auto_retries)
+        elif status.status == "PENDING" and status.executor_id not in live and status.executor_id is not None:
+            if status.app_version == DBOS.application_version:
+                recovered.executors.add(status.executor_id)
+            else:
+                DBOS.cancel_workflow(workflow_id)
+                reason = f"it was left running by version {status.app_version}, which this version cannot resume"
+                recovered.restarted += restart(db, alert_uuid, attempt, reason, max_auto_retries)
+
+
+def restart(db: Database, alert_uuid: uuid.UUID, attempt: int, reason: str, max_auto_retries: int) -> int:
+    """Fail the attempt and submit a fresh one (within the automatic re-run budget); 1 if it was re-submitted.
+
+    The alert row is locked and its attempt checked first, so two engines scanning at once change it once."""
+    with db.write() as session:
+        current = session.scalar(
+            select(Alert.investigation_retry_count).where(Alert.alert_uuid == alert_uuid).with_for_update()
+        )
+        if current != attempt:  # another engine already moved it on
+            return 0
+        if not service.fail(session, alert_uuid, attempt, f"Could not resume the investigation: {reason}"):
+            return 0
+        if attempt >= max_auto_retries:
+            return 0
+        next_attempt = service.resubmit(
+            session, alert_uuid, actor=RECOVERY_ACTOR, reason="Fresh attempt: the previous one could not be resumed"
+        )
+    if next_attempt is None:
+        return 0
+    enqueue_attempt(alert_uuid, next_attempt)  # a crash before this leaves it Submitted without workflow: see above
+    return 1
