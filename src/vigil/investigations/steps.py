@@ -16,7 +16,7 @@ from vigil.ai.schemas import EvidenceStatus
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.integrations.bridge import AsyncBridge
-from vigil.integrations.catalog import all_skills, get_skill
+from vigil.integrations.catalog import all_skills, get_integration, get_skill
 from vigil.integrations.errors import IntegrationError, UnknownSkillError
 from vigil.integrations.framework import SkillContext
 from vigil.integrations.runner import run_skill
@@ -80,6 +80,22 @@ def _explain(error: IntegrationError) -> str:
     if error.cause and error.remedy:
         return f"{error.cause} ({error.message}). {error.remedy}"
     return error.message
+
+
+def _from_vendor(vendor: str, message: str) -> str:
+    """A vendor skill's failure names the vendor: transport errors only know a host, timeouts only the skill."""
+    return message if message.startswith(vendor) else f"{vendor}: {message}"
+
+
+def _unreadable(vendor: str, skill_id: str, error: Exception) -> IntegrationError:
+    """A vendor answer the skill could not parse (wrong JSON types, a model that does not validate): the vendor
+    or whatever answers in its place is at fault, so the step fails with that said, not the whole investigation."""
+    return IntegrationError(
+        "unexpected_response",
+        f"{vendor} answered {skill_id} with something Vigil could not read ({type(error).__name__})",
+        cause="Unexpected response",
+        remedy="Check the configured base URL points at the vendor's API.",
+    )
 
 
 def _timeout(text: str) -> int | None:
@@ -194,17 +210,24 @@ class StepRunner:
                 error=f"Skipped: the organization has no {skill.integration_id} connection",
             )
         base["connection_name"] = step.connection or context.connection_key
+        vendor = get_integration(skill.integration_id).name
+        timeout = self.policy.timeout_seconds
         last_error: IntegrationError | None = None
         for attempt in range(self.policy.retry_attempts):
             try:
-                output = self.bridge.run(run_skill(step.skill, context, inputs), self.policy.timeout_seconds)
+                output = self.bridge.run(run_skill(step.skill, context, inputs), timeout)
                 return StepRecord(**base, status=EvidenceStatus.OK, output=output)
             except TimeoutError:
-                last_error = IntegrationError(code="skill_timeout", message=f"{step.skill} timed out", transient=True)
+                message = f"{vendor} did not finish {step.skill} within {timeout:g} s"
+                last_error = IntegrationError(code="skill_timeout", message=message, transient=True)
             except IntegrationError as error:
                 last_error = error
                 if not error.transient:
                     break
+            except Exception as error:
+                logger.warning("skill %r could not read its vendor's answer: %s", step.skill, type(error).__name__)
+                last_error = _unreadable(vendor, step.skill, error)
+                break
             if skill.writes:
                 # A write may have reached the vendor before the failure; sending it again could
                 # isolate twice or add a duplicate rule. The HTTP layer already retried what was safe.
@@ -212,7 +235,7 @@ class StepRunner:
             if attempt + 1 < self.policy.retry_attempts:
                 time.sleep(self.policy.retry_backoff_seconds * (2**attempt))
         assert last_error is not None
-        return self._failed(base, step, _explain(last_error), transient=last_error.transient)
+        return self._failed(base, step, _from_vendor(vendor, _explain(last_error)), transient=last_error.transient)
 
     def run_follow_up(self, plan: InvestigationPlan, skill_id: str, inputs: dict[str, str]) -> StepRecord:
         """A read-only skill the AI asked for mid-analysis; its inputs are literal values, never templates."""
@@ -320,8 +343,12 @@ class StepRunner:
             # One try: a question that may have reached the person is not sent again (the HTTP layer
             # already retried what was safe to retry).
             sent = self.bridge.run(run_skill(CHAT_CHECKPOINT_SKILL_ID, context, inputs), self.policy.timeout_seconds)
-        except (IntegrationError, TimeoutError) as error:
-            reason = _explain(error) if isinstance(error, IntegrationError) else "Slack did not answer in time"
+        except Exception as error:  # whatever went wrong, the question is marked failed, never left "asking"
+            if isinstance(error, TimeoutError):
+                reason = "Slack did not answer in time"
+            else:
+                failure = error if isinstance(error, IntegrationError) else _unreadable("Slack", "the question", error)
+                reason = _explain(failure)
             with self.db.write() as session:
                 checkpoints.mark_failed(session, checkpoint_uuid, reason)
             return final(EvidenceStatus.ERROR, f"Could not ask {email} in Slack: {reason}")
