@@ -90,8 +90,9 @@ class PushClient:
             query = {**params, **({"nextToken": token} if token else {})}
             body = await self.get(path, query)
             result = body.get("result")
-            if isinstance(result, list):
-                items.extend(i for i in result if isinstance(i, dict))
+            if not isinstance(result, list):  # never read a garbled page as "no accounts"
+                raise UNEXPECTED_RESPONSE.error(f"Push Security API {path} answered without a result list.")
+            items.extend(i for i in result if isinstance(i, dict))
             paging = body.get("paging")
             more = isinstance(paging, dict) and paging.get("moreResults") is True
             token = paging.get("nextToken") if isinstance(paging, dict) and more else None
