@@ -62,7 +62,7 @@ class PgCluster:
 
     def create_database(self, name: str) -> str:
         with psycopg.connect(self.url(), autocommit=True, connect_timeout=5) as connection:
-            connection.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
+            connection.execute(f"CREATE DATABASE {name}")
         return self.url(name)
 
     def start(self) -> None:

@@ -8,6 +8,9 @@ commits once. A request returns only after that commit (201 still means durable)
 because the counters move in the same transaction as the rows they number. If a group fails as a whole
 (say one alert trips a database constraint), each submission is retried alone so only the culprit fails.
 On SQLite the writer is also how intake queues in process instead of contending on the file lock.
+
+A request waits for its alerts at most `db_request_timeout_seconds`, then gets a 503 with Retry-After: alerts the
+writer had not taken yet are never stored; a group already being written may still commit (docs/intake.md).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import queue
 import threading
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +39,7 @@ from vigil.auth.schemas import Principal
 from vigil.auth.service import current_principals
 from vigil.db.base import Base, epoch_now
 from vigil.db.bulk import insert_rows
+from vigil.db.deadlines import Deadlines
 from vigil.db.session import Database
 from vigil.db.upsert import increment_counter
 from vigil.errors import Conflict, DatabaseUnavailable, PayloadTooLarge, ValidationFailed, VigilError, field_errors
@@ -95,6 +99,7 @@ class IntakeWriter:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._deadlines = Deadlines(db.settings.db_request_timeout_seconds, "vigil-intake-deadlines")
 
     def create(self, principal: Principal, payload: AlertCreate, idempotency_key: str | None = None) -> Future[Stored]:
         """E1: store one alert; a replayed idempotency key answers with the first alert (created=False)."""
@@ -104,17 +109,13 @@ class IntakeWriter:
         single: Future[Stored] = Future()
 
         def unwrap(done: Future[list[Outcome]]) -> None:
-            error = done.exception()
-            if error is not None:
-                single.set_exception(error)
+            if done.cancelled():  # the deadline passed first and has answered
                 return
-            outcome = done.result()[0]
-            if isinstance(outcome, VigilError):
-                single.set_exception(outcome)
-            else:
-                single.set_result(outcome)
+            error = done.exception()
+            outcome = error if error is not None else done.result()[0]
+            _settle(single, outcome)
 
-        self._submit(principal, [entry]).add_done_callback(unwrap)
+        self._submit(principal, [entry], single).add_done_callback(unwrap)
         return single
 
     def create_batch(self, principal: Principal, items: Sequence[dict[str, Any]]) -> Future[list[BatchItemResult]]:
@@ -137,9 +138,11 @@ class IntakeWriter:
         answer: Future[list[BatchItemResult]] = Future()
 
         def merge(done: Future[list[Outcome]]) -> None:
+            if done.cancelled():  # the deadline passed first and has answered
+                return
             error = done.exception()
             if error is not None:
-                answer.set_exception(error)
+                _settle(answer, error)
                 return
             for index, outcome in zip(positions, done.result(), strict=True):
                 results[index] = (
@@ -147,10 +150,10 @@ class IntakeWriter:
                     if isinstance(outcome, VigilError)
                     else BatchItemResult(index=index, status=201, alert=outcome.alert)
                 )
-            answer.set_result([r for r in results if r is not None])
+            _settle(answer, [r for r in results if r is not None])
 
         if entries:
-            self._submit(principal, entries).add_done_callback(merge)
+            self._submit(principal, entries, answer).add_done_callback(merge)
         else:
             answer.set_result([r for r in results if r is not None])
         return answer
@@ -163,10 +166,12 @@ class IntakeWriter:
         if thread is not None:
             self._queue.put(None)
             thread.join(timeout=30)
+        self._deadlines.close()
 
     # -- the writer thread -----------------------------------------------------------------------
 
-    def _submit(self, principal: Principal, entries: list[_Entry]) -> Future[list[Outcome]]:
+    def _submit(self, principal: Principal, entries: list[_Entry], answer: Future[Any]) -> Future[list[Outcome]]:
+        """Queue the entries for the writer; `answer` (the caller's future) fails with a 503 at the deadline."""
         submission = _Submission(principal, entries)
         with self._lock:
             if self._closed:
@@ -175,6 +180,7 @@ class IntakeWriter:
                 self._thread = threading.Thread(target=self._run, name="vigil-intake", daemon=True)
                 self._thread.start()
             self._queue.put(submission)
+        self._deadlines.arm(lambda: _expire(submission, answer, self._deadlines.delay))
         return submission.done
 
     def _run(self) -> None:
@@ -194,7 +200,10 @@ class IntakeWriter:
                     break
                 group.append(more)
                 size += len(more.entries)
-            self._write(group)
+            # Claim each submission: one whose deadline passed while it queued is dropped, never stored.
+            group = [submission for submission in group if submission.done.set_running_or_notify_cancel()]
+            if group:
+                self._write(group)
             if stopping:
                 return
 
@@ -226,6 +235,31 @@ class IntakeWriter:
         self.known_keys.forget(refused)
         for submission in group:
             submission.done.set_result([_final(entry) for entry in submission.entries])
+
+
+def _expire(submission: _Submission, answer: Future[Any], waited: float) -> None:
+    """The caller's deadline: a 503 now, whether the writer never took its alerts or is still writing them."""
+    if answer.done():
+        return
+    if submission.done.cancel():
+        message = f"The database did not take the alert within {waited:g} s; it was not stored. Retry shortly."
+    else:
+        message = (
+            f"The database did not confirm the alert within {waited:g} s; it may still be stored. "
+            "Retry with the same Idempotency-Key to avoid a duplicate."
+        )
+    _settle(answer, DatabaseUnavailable(message))
+
+
+def _settle(future: Future[Any], outcome: Any) -> None:
+    """Complete `future` with a result or an exception, unless the deadline (or the writer) got there first."""
+    try:
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
+    except InvalidStateError:
+        pass
 
 
 def _fail(group: list[_Submission], error: Exception) -> None:

@@ -22,9 +22,11 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", summary="Readiness: the database answers (503 otherwise)")
-def readyz(db: DbDep) -> dict[str, str]:
-    db.ping()
+@router.get("/readyz", summary="Readiness: the database answers within the readiness timeout (503 otherwise)")
+async def readyz(db: DbDep) -> dict[str, str]:
+    """Answers within `readiness_timeout_seconds` whatever state the database is in (frozen included)."""
+    if not await db.readiness.ready():
+        raise DatabaseUnavailable(f"The database did not answer within {db.readiness.timeout:g} s.")
     return {"status": "ready"}
 
 
