@@ -105,6 +105,7 @@ class Engine:
             "application_version": __version__,
             "notification_listener_polling_interval_sec": 0.2,
             "log_level": "WARNING",
+            "db_engine_kwargs": self.db.workflow_engine_kwargs(),  # bounded connects and pool waits (db/postgres.py)
         }
         DBOS(config=config)
         DBOS.launch()
