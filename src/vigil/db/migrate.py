@@ -8,6 +8,8 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine
 
+from vigil.db.postgres import unbounded
+
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
 
@@ -21,7 +23,7 @@ def alembic_config(engine: Engine) -> Config:
 def upgrade(engine: Engine, revision: str = "heads") -> None:
     """Bring the schema to `revision`; safe to run from several processes (PostgreSQL advisory lock)."""
     config = alembic_config(engine)
-    with engine.connect() as connection:
+    with engine.connect() as connection, unbounded(connection):  # a migration may take longer than a request
         if connection.dialect.name == "postgresql":
             connection.exec_driver_sql("SELECT pg_advisory_lock(7423001)")
         try:
