@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from vigil.auth.schemas import Principal
+from vigil.auth.scope import scoped
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.errors import Conflict, NotFound, ValidationFailed
@@ -183,25 +184,26 @@ def list_connections(
         query = query.where(
             Connection.organization_uuid == organization_for(session, principal, organization_code).organization_uuid
         )
-    elif principal.organization_scope is not None:
-        query = query.where(Connection.organization_uuid.in_(list(principal.organization_scope)))
+    else:
+        query = scoped(query, principal)
     if integration_id is not None:
         query = query.where(Connection.integration_id == resolve_integration(integration_id).id)
     return [(row[0], row[1]) for row in session.execute(query)]
 
 
 def get_connection(session: Session, principal: Principal, connection_uuid: uuid.UUID) -> tuple[Connection, str]:
-    """One connection; another tenant's is a 403 (as for alerts), an unknown id a 404."""
+    """One connection; another tenant's is not found, exactly like an unknown id (a 404 that names nothing)."""
     row = session.execute(
-        select(Connection, Organization.organization_code)
-        .join(Organization, Organization.organization_uuid == Connection.organization_uuid)
-        .where(Connection.connection_uuid == connection_uuid)
+        scoped(
+            select(Connection, Organization.organization_code)
+            .join(Organization, Organization.organization_uuid == Connection.organization_uuid)
+            .where(Connection.connection_uuid == connection_uuid),
+            principal,
+        )
     ).first()
     if row is None:
         raise NotFound(f"No connection {connection_uuid}.", code="connection_not_found")
-    connection, code = row[0], row[1]
-    principal.require_access(connection.organization_uuid, code)
-    return connection, code
+    return row[0], row[1]
 
 
 def find_connection(session: Session, organization_code: str, name: str, principal: Principal) -> Connection:
@@ -461,9 +463,7 @@ def matching_skill_ids(integration: Integration, query: str | None) -> list[str]
 
 def connection_counts(session: Session, principal: Principal) -> dict[str, int]:
     """Connections per integration id in the organizations the principal may see."""
-    query = select(Connection.integration_id, func.count()).group_by(Connection.integration_id)
-    if principal.organization_scope is not None:
-        query = query.where(Connection.organization_uuid.in_(list(principal.organization_scope)))
+    query = scoped(select(Connection.integration_id, func.count()).group_by(Connection.integration_id), principal)
     return {row[0]: row[1] for row in session.execute(query)}
 
 
