@@ -159,6 +159,7 @@ class Rig:
             "VIGIL_EDGE_API_URL": fakes.cloudflare.url,
             "VIGIL_CHAT_API_URL": fakes.slack.api_url,
             "VIGIL_LOG_LEVEL": "WARNING",
+            "VIGIL_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",  # the loopback fakes stand in for the vendors
         }
         self.settings = Settings(
             database_url=self.url,
@@ -168,6 +169,7 @@ class Rig:
             mde_api_url=fakes.mde.url,
             edge_api_url=fakes.cloudflare.url,
             chat_api_url=fakes.slack.api_url,
+            outbound_allowed_hosts=[self.env["VIGIL_OUTBOUND_ALLOWED_HOSTS"]],
             rate_limit_per_second=100_000,
             rate_limit_burst=100_000,
         )

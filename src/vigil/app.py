@@ -21,6 +21,7 @@ from vigil.console.router import router as console_router
 from vigil.console.security import ConsoleSigner, SignInThrottle
 from vigil.db.session import Database
 from vigil.integrations.http import OutboundClient
+from vigil.integrations.policy import OutboundPolicy
 from vigil.integrations.router import router as integrations_router
 from vigil.integrations.secrets import SecretBox
 from vigil.integrations.service import endpoints_from_settings
@@ -84,7 +85,8 @@ def create_app(
     app.state.rate_limiter = TokenBucketLimiter(settings.rate_limit_per_second, settings.rate_limit_burst)
     app.state.secret_box = SecretBox.from_settings(settings)
     app.state.endpoints = endpoints_from_settings(settings)
-    app.state.outbound = OutboundClient()  # one pool, token cache and limiter set
+    # one pool, token cache and limiter set; the outbound-URL policy's allow-list comes from these settings
+    app.state.outbound = OutboundClient(policy=OutboundPolicy.from_settings(settings))
     app.state.engine = engine
     waker = WorkflowWaker(settings.workflow_database_url)  # chat answers wake waiting checkpoints through it
     install_waker(waker)
