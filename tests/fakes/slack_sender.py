@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi.testclient import TestClient
-from httpx import Response
+from httpx2 import Response  # the client starlette.testclient uses when it is installed (it is, via openai)
 
 from tests.fakes.slack import SIGNING_SECRET
 
