@@ -9,13 +9,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from anthropic import AsyncAnthropic
-from openai import AsyncOpenAI
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.providers import Provider, infer_provider
-from pydantic_ai.providers.anthropic import AnthropicProvider
-from pydantic_ai.providers.openai import OpenAIProvider
 
 from vigil.ai.errors import UnsupportedModelError
 from vigil.ai.llm.config import ModelChoice
@@ -28,6 +24,13 @@ NO_KEY = "not-needed"
 
 def build_model(choice: ModelChoice, request_timeout_seconds: float) -> Model:
     """The pydantic-ai model for `choice`; an unknown provider or a missing key is `UnsupportedModelError`."""
+    # The provider SDKs are imported here, not at module level: they are half of a `vigil serve` start's import time,
+    # and a restart must serve within seconds (the default `builtin` investigator never needs them).
+    from anthropic import AsyncAnthropic
+    from openai import AsyncOpenAI
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+
     key = choice.api_key.get_secret_value() if choice.api_key is not None else None
 
     def provider_for(name: str) -> Provider[Any]:
