@@ -155,9 +155,11 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _client_deadline_after_server_timeout(self) -> Settings:
         """A slow statement must be cancelled by the server (the connection survives) before the client gives up
-        on it (the connection is closed)."""
+        on it (the connection is closed); a PostgreSQL connect must not outlast the bound a request relies on."""
         if self.db_request_timeout_seconds * 1000 <= self.db_statement_timeout_ms:
             raise ValueError("db_request_timeout_seconds must exceed db_statement_timeout_ms")
+        if not self.is_sqlite and self.db_connect_timeout_seconds > self.db_request_timeout_seconds:
+            raise ValueError("db_connect_timeout_seconds must not exceed db_request_timeout_seconds")
         return self
 
     @cached_property

@@ -92,7 +92,11 @@ def test_row_lock_held_elsewhere_gives_503_within_the_lock_timeout(pg_url: str, 
 
 
 def test_slow_statement_is_cancelled_by_the_server_and_the_connection_survives(pg_url: str, tmp_path: Path) -> None:
-    db = Database(make_settings(pg_url, tmp_path, db_statement_timeout_ms=300, db_request_timeout_seconds=2))
+    db = Database(
+        make_settings(
+            pg_url, tmp_path, db_statement_timeout_ms=300, db_request_timeout_seconds=2, db_connect_timeout_seconds=2
+        )
+    )
     try:
         started = time.monotonic()
         with pytest.raises(DatabaseUnavailable), db.read() as session:

@@ -28,7 +28,7 @@ def available() -> bool:
     return (BIN / "initdb").exists() and (os.geteuid() != 0 or shutil.which("runuser") is not None)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -36,7 +36,7 @@ def _free_port() -> int:
 
 class PgCluster:
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="vigil-pg-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
