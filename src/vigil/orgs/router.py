@@ -36,7 +36,7 @@ BoxDep = Annotated[SecretBox, Depends(_secret_box)]
 @router.get("/organizations", summary="List organizations this API key may use (E2)")
 def list_organizations(db: DbDep, principal: PrincipalDep) -> OrganizationList:
     with db.read() as session:
-        organizations = service.list_organizations(session, principal.organization_scope)
+        organizations = service.list_organizations(session, principal)
         return OrganizationList(organizations=[OrganizationOut.model_validate(o) for o in organizations])
 
 

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert, AlertCounter
 from vigil.auth.schemas import Principal
+from vigil.auth.scope import scoped
 from vigil.cases.models import CaseCounter
 from vigil.db.base import epoch_now
 from vigil.db.upsert import dialect_insert
@@ -210,12 +211,10 @@ def get_organizations_by_codes(session: Session, codes: Collection[str]) -> list
     return found
 
 
-def list_organizations(session: Session, only: Collection[uuid.UUID] | None = None) -> list[Organization]:
-    """All organizations, or only those in `only` (a restricted API key's list)."""
+def list_organizations(session: Session, principal: Principal | None = None) -> list[Organization]:
+    """The organizations a principal may use; every one without a principal (administration, the CLI)."""
     query = select(Organization).order_by(Organization.organization_code)
-    if only is not None:
-        query = query.where(Organization.organization_uuid.in_(list(only)))
-    return list(session.scalars(query))
+    return list(session.scalars(query if principal is None else scoped(query, principal)))
 
 
 def create_provider(session: Session, slug: str, name: str | None = None) -> Provider:

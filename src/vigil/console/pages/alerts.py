@@ -192,7 +192,7 @@ def alert_list(
     window = service.AlertWindow(alerts=[], older_cursor=None, newer_cursor=None)
     links: dict[uuid.UUID, uuid.UUID] = {}
     with db.read() as session:
-        organizations = orgs_service.list_organizations(session, principal.organization_scope)
+        organizations = orgs_service.list_organizations(session, principal)
         providers = orgs_service.list_providers(session)
         alert_types = service.known_alert_types(session, principal)
         filters = query.filters(epoch_now())

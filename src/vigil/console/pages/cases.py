@@ -96,9 +96,7 @@ def case_list(
             cursor=cursor or None,
             limit=PAGE_SIZE,
         )
-        organizations = [
-            o.organization_code for o in orgs_service.list_organizations(session, principal.organization_scope)
-        ]
+        organizations = [o.organization_code for o in orgs_service.list_organizations(session, principal)]
         assignees = cases_service.assignees_in_use(session, principal)
     active = {name: value for name, value in filters.items() if value}
     return render(

@@ -244,7 +244,7 @@ class Organizations:
 def _organizations(db: Database, identity: ConsoleIdentity) -> Organizations:
     """The organizations the user may pick for a new connection (admins: every one)."""
     with db.read() as session:
-        rows = orgs_service.list_organizations(session, only=identity.principal.organization_scope)
+        rows = orgs_service.list_organizations(session, identity.principal)
         return Organizations(
             codes=[o.organization_code for o in rows], names={o.organization_code: o.name for o in rows}
         )

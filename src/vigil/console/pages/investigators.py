@@ -109,9 +109,7 @@ def investigator_list(
             limit=PAGE_SIZE,
             offset=(page - 1) * PAGE_SIZE,
         )
-        organizations = [
-            o.organization_code for o in orgs_service.list_organizations(session, principal.organization_scope)
-        ]
+        organizations = [o.organization_code for o in orgs_service.list_organizations(session, principal)]
         providers = [p.alert_provider for p in orgs_service.list_providers(session)]
     active = {name: value for name, value in filters.items() if value}
     return render(
