@@ -343,3 +343,77 @@ def test_batch_over_500_items_is_422(harness: Harness, acme: str) -> None:
         headers={"Cookie": f"Session={acme}"},
     )
     assert response.status_code == 422
+
+
+# Hostile input that once answered 500 (issue 14): each is a 422 naming the field, on both databases.
+LONE_SURROGATE = "\\ud800"  # as JSON text: json.dumps cannot produce it from a str, a hostile client can
+
+
+def _raw_alert(**overrides: str) -> str:
+    """An E1 body as JSON text, so string values can carry escapes like a lone surrogate."""
+    fields = {"organization_code": '"ACME"', "alert_provider": '"cloudflare"', "alert_content": '"x"'} | overrides
+    return "{" + ", ".join(f'"{name}": {value}' for name, value in fields.items()) + "}"
+
+
+def _post_raw(harness: Harness, key: str, body: str, **headers: str) -> Any:
+    return harness.client.post(
+        "/serviceapi/alerts",
+        content=body,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json", **headers},
+    )
+
+
+@pytest.mark.parametrize("field", ["alert_content", "alert_type", "alert_provider"])
+@pytest.mark.parametrize("idempotency_key", [None, "retry-1"], ids=["plain", "idempotent"])
+def test_lone_surrogate_in_a_string_is_422_naming_the_field(
+    harness: Harness, acme: str, field: str, idempotency_key: str | None
+) -> None:
+    body = _raw_alert(**{field: f'"a{LONE_SURROGATE}b"'})
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    response = _post_raw(harness, acme, body, **headers)
+    assert response.status_code == 422
+    assert [d["field"] for d in response.json()["error"]["details"]] == [field]
+    assert "surrogate" in response.json()["error"]["details"][0]["message"]
+
+
+@pytest.mark.parametrize("field", ["alert_content", "alert_type", "organization_code"])
+def test_nul_in_a_string_is_422_naming_the_field(harness: Harness, acme: str, field: str) -> None:
+    response = harness.post_alert(acme, harness.alert_body(**{field: "a\x00b"}))
+    assert response.status_code == 422
+    assert [d["field"] for d in response.json()["error"]["details"]] == [field]
+    assert "NUL" in response.json()["error"]["details"][0]["message"]
+
+
+def test_nul_in_idempotency_key_is_422_naming_the_header(harness: Harness, acme: str) -> None:
+    response = harness.post_alert(acme, None, **{"Idempotency-Key": "k\x00"})
+    assert response.status_code == 422
+    assert response.json()["error"]["details"][0]["field"] == "header.Idempotency-Key"
+
+
+@pytest.mark.parametrize("value", [2**63, 2**70, -(2**63) - 1])
+def test_created_at_source_beyond_64_bits_is_422(harness: Harness, acme: str, value: int) -> None:
+    response = _post_raw(harness, acme, _raw_alert(created_at_source=str(value)))
+    assert response.status_code == 422
+    assert response.json()["error"]["details"][0]["field"] == "created_at_source"
+
+
+def test_batch_items_with_surrogate_nul_or_huge_ints_fail_alone(harness: Harness, acme: str) -> None:
+    items = [
+        _raw_alert(alert_content=f'"{LONE_SURROGATE}"'),
+        _raw_alert(alert_content='"a\\u0000"'),
+        _raw_alert(created_at_source=str(2**70)),
+        _raw_alert(),
+    ]
+    response = harness.client.post(
+        "/serviceapi/alerts/batch",
+        content='{"alerts": [' + ", ".join(items) + "]}",
+        headers={"Authorization": f"Bearer {acme}", "Content-Type": "application/json"},
+    )
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [r["status"] for r in results] == [422, 422, 422, 201]
+    assert [r["error"]["details"][0]["field"] for r in results[:3]] == [
+        "alert_content",
+        "alert_content",
+        "created_at_source",
+    ]

@@ -6,9 +6,13 @@ import shutil
 from pathlib import Path
 
 import psycopg
+from fastapi import FastAPI, HTTPException
+from fastapi.testclient import TestClient
 
 from tests.conftest import PG_ADMIN_URL
 from tests.support.harness import Harness
+from vigil.errors import VigilError
+from vigil.web.errors import install_error_handlers
 
 
 def test_health_ready_and_metrics(harness: Harness) -> None:
@@ -58,3 +62,29 @@ def test_database_down_is_503_not_500_or_hang(harness: Harness, backend: str, db
     assert harness.client.get("/healthz").status_code == 200
     metrics = harness.client.get("/metrics")  # process metrics still answer; the database's AI usage is left out
     assert metrics.status_code == 200 and 'vigil_alerts_ingested_total{alert_provider="cloudflare"}' in metrics.text
+
+
+def test_every_503_carries_retry_after() -> None:
+    """A 503 raised without Retry-After (an HTTPException, a typed error) gets one from the error layer."""
+
+    class Draining(VigilError):
+        status_code = 503
+        code = "draining"
+
+    app = FastAPI()
+    install_error_handlers(app)
+
+    @app.get("/http")
+    def _http() -> None:
+        raise HTTPException(503, "busy")
+
+    @app.get("/typed")
+    def _typed() -> None:
+        raise Draining("Shutting down; retry shortly.")
+
+    client = TestClient(app)
+    for path in ("/http", "/typed"):
+        response = client.get(path)
+        assert response.status_code == 503
+        assert int(response.headers["Retry-After"]) > 0
+        assert set(response.json()["error"]) == {"code", "message", "details"}

@@ -59,3 +59,18 @@ def test_chat_checkpoint_written_as_a_skill_step_needs_only_what_a_playbook_give
         url, json=_steps({**step, "inputs": {"question": "Was this you?"}}), headers={"Authorization": f"Bearer {key}"}
     )
     assert missing.status_code == 422 and missing.json()["error"]["details"][0]["field"] == "steps.0.inputs.user_email"
+
+
+def test_version_beyond_32_bits_and_nul_in_a_step_are_422_naming_the_field(harness: Harness) -> None:
+    """Issue 14: `?version=` beyond the INTEGER column and NUL in a step's text once answered 500."""
+    harness.add_org("ACME")
+    key = {"Authorization": f"Bearer {harness.add_key('ACME').api_key}"}
+    url = f"/serviceapi/playbooks/{_playbook(harness)}"
+    for version in (2**31, 2**70):
+        response = harness.client.get(url, params={"version": version}, headers=key)
+        assert response.status_code == 422
+        assert response.json()["error"]["details"][0]["field"] == "query.version"
+    body = _steps({"kind": "skill", "name": "Hosts", "skill": "List Machines", "inputs": {"hostname": "h\x00"}})
+    response = harness.client.put(url, json=body, headers=key)
+    assert response.status_code == 422
+    assert response.json()["error"]["details"][0]["field"] == "steps.0.skill.inputs.hostname"

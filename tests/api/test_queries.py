@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 import pytest
@@ -123,3 +125,41 @@ def test_unknown_route_uses_the_error_shape(harness: Harness) -> None:
     response = harness.client.get("/serviceapi/nothing-here")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+# Hostile query and path input that once answered 500 (issue 14): a 422 naming the parameter, on both databases.
+
+
+@pytest.mark.parametrize("name", ["created_after", "created_before"])
+@pytest.mark.parametrize("value", [2**63, 2**70])
+def test_time_filters_beyond_64_bits_are_422(harness: Harness, tenants: dict[str, str], name: str, value: int) -> None:
+    response = get(harness, tenants["acme"], "/serviceapi/alerts", **{name: value})
+    assert response.status_code == 422
+    assert response.json()["error"]["details"][0]["field"] == f"query.{name}"
+
+
+@pytest.mark.parametrize("path", ["/serviceapi/alerts", "/serviceapi/cases"])
+def test_cursor_holding_an_id_beyond_64_bits_is_422(harness: Harness, tenants: dict[str, str], path: str) -> None:
+    cursor = base64.urlsafe_b64encode(json.dumps({"before_id": 2**70}).encode()).decode().rstrip("=")
+    response = get(harness, tenants["acme"], path, cursor=cursor)
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "invalid_cursor"
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        ("/serviceapi/alerts", {"q": "a\x00b"}, "query.q"),
+        ("/serviceapi/alerts", {"organization_code": "AC\x00ME"}, "query.organization_code"),
+        ("/serviceapi/cases", {"assignee": "a\x00@example.com"}, "query.assignee"),
+        ("/serviceapi/alerts/ACME-CLOUDFLARE-1%00", {}, "path.alert_ref"),
+        ("/serviceapi/cases/ACME-1%00", {}, "path.case_ref"),
+        ("/serviceapi/organizations/AC%00ME", {}, "path.organization_code"),
+    ],
+)
+def test_nul_in_a_query_or_path_parameter_is_422_naming_it(
+    harness: Harness, tenants: dict[str, str], path: str, params: dict[str, str], field: str
+) -> None:
+    response = get(harness, tenants["all"], path, **params)
+    assert response.status_code == 422
+    assert response.json()["error"]["details"][0]["field"] == field

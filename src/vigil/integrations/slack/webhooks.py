@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
+from vigil.input_types import Text
 from vigil.integrations.secrets import SecretBox
 from vigil.integrations.slack import inbound
 from vigil.integrations.slack.manifest import (
@@ -24,7 +25,7 @@ from vigil.web.openapi import ERROR_RESPONSES
 
 router = APIRouter(prefix="/serviceapi", tags=["chat"], responses=ERROR_RESPONSES)
 
-TokenQuery = Annotated[str | None, Query(description="The connection's webhook token (see its webhook_token).")]
+TokenQuery = Annotated[Text | None, Query(description="The connection's webhook token (see its webhook_token).")]
 UNVERIFIED: dict[int | str, dict[str, Any]] = {
     401: ERROR_RESPONSES[422] | {"description": "Unknown token or not signed by the connection's signing secret"}
 }
