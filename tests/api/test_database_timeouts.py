@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,10 @@ from sqlalchemy import select, text
 from tests.conftest import fresh_database_url
 from tests.support.harness import Harness
 from tests.support.live_server import LiveServer
+from tests.support.pg_cluster import PgCluster
 from vigil.alerts.models import Alert
-from vigil.db.session import Database
+from vigil.db.migrate import upgrade
+from vigil.db.session import Database, create_db_engine
 from vigil.errors import DatabaseUnavailable
 from vigil.settings import Settings
 
@@ -191,3 +193,60 @@ def test_intake_deadline_answers_503_and_never_stores_what_the_writer_had_not_ta
     assert retried["queued"].status_code == 201
     assert answers["warm-up"][0].status_code == 201
     assert sorted(stored) == ["queued", "taken", "warm-up"], "each stored exactly once"
+
+
+def test_frozen_postgres_fails_fast_and_readiness_probes_share_one_thread(tmp_path: Path) -> None:
+    """SIGSTOP: the first caller waits out the answer deadline, later ones are refused at once; /readyz answers
+    within its timeout from one thread however many probes arrive, and is ready again soon after the thaw."""
+    with PgCluster() as cluster:
+        settings = make_settings(
+            cluster.create_database("vigil"),
+            tmp_path,
+            db_statement_timeout_ms=1_000,
+            db_request_timeout_seconds=2,
+            db_connect_timeout_seconds=2,
+            readiness_timeout_seconds=1,
+        )
+        schema = create_db_engine(settings)
+        upgrade(schema)
+        schema.dispose()
+        # one client for every probe: building one per thread (an SSL context each) would be most of what we time
+        with Harness(settings) as harness, LiveServer(harness.app) as server, httpx.Client(base_url=server.url) as http:
+            harness.db.ping()
+            cluster.freeze()
+            first = _timed(harness.db.ping)
+            later = _timed(harness.db.ping)
+            probes: list[tuple[int, float]] = []
+
+            def probe() -> None:
+                started = time.monotonic()
+                status = http.get("/readyz", timeout=30).status_code
+                probes.append((status, time.monotonic() - started))
+
+            probers = [threading.Thread(target=probe) for _ in range(10)]
+            for prober in probers:
+                prober.start()
+            for prober in probers:
+                prober.join(timeout=30)
+            readiness_threads = [t for t in threading.enumerate() if t.name.startswith("vigil-readiness")]
+            cluster.thaw()
+            thawed = time.monotonic()
+            while http.get("/readyz", timeout=30).status_code != 200:
+                assert time.monotonic() - thawed < 5, "not ready 5 s after the thaw"
+                time.sleep(0.1)
+            harness.db.ping()
+    assert isinstance(first[0], DatabaseUnavailable) and isinstance(later[0], DatabaseUnavailable)
+    assert first[1] < 2 + SLACK_SECONDS, f"first caller held {first[1]:.2f} s"
+    assert later[1] < 0.1, f"a caller after the breaker tripped held {later[1]:.2f} s"
+    assert [status for status, _ in probes] == [503] * 10
+    assert max(took for _, took in probes) < 1 + SLACK_SECONDS
+    assert len(readiness_threads) <= 1
+
+
+def _timed(call: Callable[[], None]) -> tuple[Exception | None, float]:
+    started = time.monotonic()
+    try:
+        call()
+    except Exception as error:
+        return error, time.monotonic() - started
+    return None, time.monotonic() - started
