@@ -195,6 +195,7 @@ def test_intake_deadline_answers_503_and_never_stores_what_the_writer_had_not_ta
     assert sorted(stored) == ["queued", "taken", "warm-up"], "each stored exactly once"
 
 
+@pytest.mark.serial  # timed against a 2 s bound on a private cluster
 def test_frozen_postgres_fails_fast_and_readiness_probes_share_one_thread(tmp_path: Path) -> None:
     """SIGSTOP: the first caller waits out the answer deadline, later ones are refused at once; /readyz answers
     within its timeout from one thread however many probes arrive, and is ready again soon after the thaw."""
