@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import ipaddress
 import secrets
 
 from fastapi import Request, Response
@@ -105,12 +106,29 @@ def _secure(request: Request) -> bool:
 
 
 class SignInThrottle:
-    """Slows password guessing: a few tries per account per minute, more per client address."""
+    """Slows password guessing: a few tries per account per minute (from anywhere), more per client address.
+
+    Every attempt counts, right or wrong, and unknown emails have buckets like real ones, so the answers say
+    nothing about which accounts exist. An IPv6 client is counted by its /64, which one host can rotate through.
+    """
 
     def __init__(self) -> None:
         self.per_account = TokenBucketLimiter(5 / 60, 5, subject="sign-in attempts for this account")
         self.per_client = TokenBucketLimiter(30 / 60, 30, subject="sign-in attempts from this address")
 
     def check(self, email: str, client: str) -> None:
-        self.per_client.acquire(client)
+        self.per_client.acquire(client_network(client))
         self.per_account.acquire(email.strip().lower())
+
+
+def client_network(host: str) -> str:
+    """What one client controls: its IPv4 address (also when IPv4-mapped), or its IPv6 /64."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)

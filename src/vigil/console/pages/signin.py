@@ -36,7 +36,13 @@ def _safe_next(target: str | None) -> str:
 
 
 def _login_page(
-    request: Request, *, email: str = "", error: str | None = None, next_path: str | None = None, status_code: int = 200
+    request: Request,
+    *,
+    email: str = "",
+    error: str | None = None,
+    next_path: str | None = None,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
 ) -> Response:
     anchor = prelogin_anchor(request)
     signer = request.app.state.console_signer
@@ -50,6 +56,7 @@ def _login_page(
             "next": _safe_next(next_path or request.query_params.get("next")),
         },
         status_code=status_code,
+        headers=headers,
     )
     ensure_prelogin_cookie(request, page, anchor)
     return page
@@ -79,17 +86,23 @@ def login(
     throttle: SignInThrottle = request.app.state.signin_throttle
     try:
         throttle.check(email, request.client.host if request.client else "unknown")
+        # Checked in a read transaction first: argon2 takes a while, and a wrong guess must not hold the write
+        # transaction (SQLite's one writer) meanwhile. Only the right password checks again and signs in.
+        with db.read() as session:
+            users_service.verify_password(session, email, password)
         with db.write() as session:
             user = users_service.verify_password(session, email, password)
             token = users_service.start_session(session, user)
             must_change_password = user.must_change_password
     except RateLimited as error:
+        wait = error.headers.get("Retry-After", "60")
         return _login_page(
             request,
             email=email,
-            error=f"Too many sign-in attempts; wait {error.headers.get('Retry-After', '60')} s.",
+            error=f"Too many sign-in attempts; wait {wait} s.",
             next_path=next,
             status_code=429,
+            headers={"Retry-After": wait},
         )
     except Unauthenticated as error:
         return _login_page(request, email=email, error=error.message, next_path=next, status_code=401)
