@@ -468,6 +468,7 @@ def eval_settings(database_url: str, data_dir: Path, fakes: _Fakes, model: str, 
         "mde_api_url": fakes.mde.url,
         "edge_api_url": fakes.cloudflare.url,
         "chat_api_url": fakes.slack.api_url,
+        "outbound_allowed_hosts": ["127.0.0.1"],  # the loopback fakes stand in for the vendors (`vigil eval` too)
     }
     values.update(overrides)
     return Settings(**values)

@@ -223,12 +223,15 @@ class Engine:
 def build_engine(settings: Settings, db: Database, role: str) -> Engine:
     """The engine wired to real connections (decrypted per call) and the vendor endpoints in settings."""
     from vigil.integrations.http import OutboundClient
+    from vigil.integrations.policy import OutboundPolicy
     from vigil.integrations.resolver import ConnectionsResolver
     from vigil.integrations.secrets import SecretBox
     from vigil.integrations.service import endpoints_from_settings
 
     resolver = ConnectionsResolver(
-        box=SecretBox.from_settings(settings), endpoints=endpoints_from_settings(settings), http=OutboundClient()
+        box=SecretBox.from_settings(settings),
+        endpoints=endpoints_from_settings(settings),
+        http=OutboundClient(policy=OutboundPolicy.from_settings(settings)),
     )
     return Engine(settings, db, resolver, role)
 
