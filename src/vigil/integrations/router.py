@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
+from vigil.input_types import Text
 from vigil.integrations import service
 from vigil.integrations.catalog import catalog_json
 from vigil.integrations.framework import Endpoints
@@ -60,8 +61,8 @@ def list_connections(
     db: DbDep,
     box: BoxDep,
     principal: PrincipalDep,
-    organization_code: Annotated[str | None, Query(description="Only this organization.")] = None,
-    integration_id: Annotated[str | None, Query(description="Only this integration.")] = None,
+    organization_code: Annotated[Text | None, Query(description="Only this organization.")] = None,
+    integration_id: Annotated[Text | None, Query(description="Only this integration.")] = None,
 ) -> ConnectionList:
     with db.read() as session:
         rows = service.list_connections(session, principal, organization_code, integration_id)
