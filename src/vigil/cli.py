@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import logging
 import os
 import re
 import signal
@@ -135,6 +136,13 @@ def worker(
     finally:
         engine.stop()
         database.dispose()
+    # A workflow still inside a step (a vendor call may take up to the skill timeout) is durable: the next start
+    # resumes it from that step. Leave without the interpreter waiting for its thread, as `vigil serve` does
+    # (uvicorn re-raises the signal once it has shut down).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    logging.shutdown()
+    os._exit(0)
 
 
 def _require_usable_model(settings: Settings, model: str | None = None) -> None:

@@ -56,7 +56,7 @@ class Serve:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def spawn(self) -> subprocess.Popen[bytes]:
+    def spawn(self, **extra_env: str) -> subprocess.Popen[bytes]:
         env = {
             **os.environ,
             "VIGIL_DATABASE_URL": self.db_url,
@@ -65,6 +65,7 @@ class Serve:
             "VIGIL_RATE_LIMIT_BURST": "100000",
             "VIGIL_EXECUTOR_ID": self.name,
             "VIGIL_WORKER_CONCURRENCY": "8",
+            **extra_env,
         }
         log = (self.data_dir.parent / f"{self.name}.log").open("ab")
         return subprocess.Popen([VIGIL, "serve", "--port", str(self.port)], env=env, stdout=log, stderr=log)
@@ -87,6 +88,12 @@ def answers(url: str) -> bool:
         return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
     except httpx.TransportError:
         return False
+
+
+def cpu_seconds(process: subprocess.Popen[bytes]) -> float:
+    """User + system CPU the process has used: what its start costs whatever else loads the machine."""
+    fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def content(n: int) -> str:
@@ -152,6 +159,23 @@ def investigation_counts(harness: Harness) -> dict[int, int]:
         return {int(status): count for status, count in rows}
 
 
+def stop(*processes: subprocess.Popen[bytes] | None) -> None:
+    for process in processes:
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)
+
+
+def all_investigated_once(harness: Harness, count: int) -> bool:
+    with harness.db.read() as session:
+        cases = session.execute(select(Case.alert_uuid, func.count()).group_by(Case.alert_uuid)).all()
+    return (
+        investigation_counts(harness) == {InvestigationStatus.COMPLETED: count}
+        and len(cases) == count
+        and all(n == 1 for _, n in cases)
+    )
+
+
 def kill_mid_stream_and_restart(
     harness: Harness, db_url: str, backend: str, tmp_path: Path, *, total: int, rate: float, long: bool
 ) -> None:
@@ -175,6 +199,7 @@ def kill_mid_stream_and_restart(
         health_after = wait_until(lambda: answers(serve.url), 60, "the replacement to answer healthz")
         first_201(serve, harness, key)
         created_after = time.monotonic() - spawned
+        start_cpu, load = cpu_seconds(replacement), os.getloadavg()[0]
         for thread in threads:
             thread.join(timeout=300)
         sent = total + 1  # the probe's alert too
@@ -190,10 +215,7 @@ def kill_mid_stream_and_restart(
             cases = dict(session.execute(per_alert).tuples().all())
         final = investigation_counts(harness)
     finally:
-        for running in (process, replacement):
-            if running is not None and running.poll() is None:
-                running.send_signal(signal.SIGTERM)
-                running.wait(30)
+        stop(process, replacement)
 
     stored_once = all(copies.get(content(n)) == 1 for n in range(-1, total)) and len(copies) == sent
     held = (
@@ -215,7 +237,8 @@ def kill_mid_stream_and_restart(
         "; ".join(
             [
                 f"killed with {running} investigations running and {queued} queued",
-                f"replacement healthz 200 after {health_after:.2f} s, first E1 201 after {created_after:.2f} s",
+                f"replacement healthz 200 after {health_after:.2f} s, first E1 201 after {created_after:.2f} s "
+                f"(it used {start_cpu:.2f} s of CPU to get there; load average {load:.1f} on {os.cpu_count()} cores)",
                 f"{len(stream.acknowledged):,} of {total:,} acknowledged (responses {sorted(stream.statuses.items())})",
                 f"each stored once: {stored_once}",
                 f"final statuses {final}, {len(cases):,} cases, max per alert {max(cases.values(), default=0)}",
@@ -237,7 +260,7 @@ def kill_mid_stream_and_restart(
 def test_sigkill_mid_stream_replacement_serves_fast_and_loses_nothing(
     harness: Harness, db_url: str, backend: str, tmp_path: Path
 ) -> None:
-    kill_mid_stream_and_restart(harness, db_url, backend, tmp_path, total=200, rate=100, long=False)
+    kill_mid_stream_and_restart(harness, db_url, backend, tmp_path, total=120, rate=60, long=False)
 
 
 @pytest.mark.slow
@@ -247,3 +270,52 @@ def test_sigkill_during_two_thousand_alerts_at_two_hundred_per_second(
     harness: Harness, db_url: str, backend: str, tmp_path: Path
 ) -> None:
     kill_mid_stream_and_restart(harness, db_url, backend, tmp_path, total=2000, rate=200, long=True)
+
+
+@pytest.mark.slow
+@pytest.mark.serial
+def test_sigterm_under_a_backlog_stops_fast_and_the_next_start_finishes_it(
+    harness: Harness, db_url: str, backend: str, tmp_path: Path
+) -> None:
+    """Eight investigations are inside a 10 s step (as behind a slow vendor) and hundreds wait when SIGTERM comes:
+    the stop must not wait for them; the next start resumes the interrupted ones and runs the rest."""
+    harness.add_org("ACME")
+    key = harness.add_key("ACME").api_key
+    serve = Serve(db_url, tmp_path / "data", f"sigterm-{backend}-{os.getpid()}-{free_port()}")
+    process = serve.spawn(VIGIL_ENGINE_STEP_DELAY_SECONDS="10")
+    replacement: subprocess.Popen[bytes] | None = None
+    backlog = 120
+    try:
+        wait_until(lambda: answers(serve.url), 60, "vigil serve to start")
+        response = httpx.post(
+            f"{serve.url}/serviceapi/alerts/batch",
+            json={"alerts": [harness.alert_body(alert_content=content(n)) for n in range(backlog)]},
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=60,
+        )
+        assert response.status_code == 200 and response.json()["created"] == backlog, response.text
+        wait_until(lambda: investigation_counts(harness).get(InvestigationStatus.IN_PROGRESS, 0) >= 8, 60, "work")
+        running = investigation_counts(harness).get(InvestigationStatus.IN_PROGRESS, 0)
+        process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        process.wait(60)
+        stopped_after, load = time.monotonic() - signalled, os.getloadavg()[0]
+        replacement = serve.spawn()
+        wait_until(lambda: answers(serve.url), 60, "the next start")
+        finished_after = wait_until(lambda: all_investigated_once(harness, backlog), 300, "the backlog investigated")
+    finally:
+        stop(process, replacement)
+    # uvicorn ends a graceful shutdown by re-raising the signal it caught: exit status -SIGTERM, not a crash.
+    clean_exit = process.returncode == -signal.SIGTERM
+    record(
+        f"SIGTERM of vigil serve with {backlog:,} investigations unfinished, 8 of them inside a 10 s step",
+        backlog,
+        "alerts",
+        stopped_after <= STOP_WITHIN and clean_exit,
+        f"{running} running when signalled; exited (status {process.returncode}) {stopped_after:.2f} s after SIGTERM "
+        f"(load average {load:.1f} on {os.cpu_count()} cores); the next start finished all {backlog:,} with one case "
+        f"each {finished_after:.1f} s after it served",
+        backend=backend,
+    )
+    assert clean_exit, serve.log_tail()
+    assert stopped_after <= STOP_WITHIN, f"stopped after {stopped_after:.2f} s"

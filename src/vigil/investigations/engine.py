@@ -49,6 +49,9 @@ logger = logging.getLogger("vigil.engine")
 SUBMIT_BATCH = 200
 IDLE_SCAN_SECONDS = 2.0
 ORPHAN_SCAN_SECONDS = 60.0
+#: The loops notice a stop between two database operations; a thread stuck in one (a frozen database) is a daemon
+#: and is not waited for longer than this.
+STOP_JOIN_SECONDS = 5.0
 
 
 class Engine:
@@ -124,7 +127,7 @@ class Engine:
         self._stop.set()
         self._wake.set()
         for thread in self._threads:
-            thread.join(timeout=10)
+            thread.join(timeout=STOP_JOIN_SECONDS)
         DBOS.destroy(destroy_registry=False)
         # A workflow waiting at a checkpoint sits in a DBOS recv slice; once it ends, the workflow finds DBOS
         # stopped and leaves (it stays pending and resumes on the next start). Let it, so nothing outlives us.
@@ -159,23 +162,27 @@ class Engine:
                 ).all()
             if not rows:
                 return total
+            enqueued = []
             for alert_uuid, attempt in rows:
+                if self._stop.is_set():
+                    break  # a stop must not wait for a batch; the rest stay Created for the next start
                 enqueue_attempt(alert_uuid, attempt)
+                enqueued.append(alert_uuid)
             with self.db.write() as session:
                 transition_many(
                     session,
-                    [alert_uuid for alert_uuid, _ in rows],
+                    enqueued,
                     from_status=InvestigationStatus.CREATED,
                     to=InvestigationStatus.SUBMITTED,
                     actor=ENGINE_ACTOR,
                     message=QUEUED_MESSAGE,
                 )
-            total += len(rows)
+            total += len(enqueued)
         return total
 
     def recover_orphans(self) -> int:
         """Set going again the investigations no workflow would finish by itself; returns how many."""
-        recovered = recover_stranded(self.db, self.settings.max_auto_retries)
+        recovered = recover_stranded(self.db, self.settings.max_auto_retries, self._stop.is_set)
         return recovered.enqueued + recovered.restarted
 
     def _submit_loop(self) -> None:
@@ -234,4 +241,3 @@ def build_engine(settings: Settings, db: Database, role: str) -> Engine:
         http=OutboundClient(policy=OutboundPolicy.from_settings(settings)),
     )
     return Engine(settings, db, resolver, role)
-

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dbos import DBOS
@@ -41,11 +42,12 @@ class Recovered:
     executors: set[str] = field(default_factory=set)
 
 
-def recover_stranded(db: Database, max_auto_retries: int) -> Recovered:
-    """One pass over every Submitted/InProgress alert, a batch at a time."""
+def recover_stranded(db: Database, max_auto_retries: int, stopping: Callable[[], bool]) -> Recovered:
+    """One pass over every Submitted/InProgress alert, a batch at a time (until `stopping()`: a stop must not wait
+    for a scan of a large backlog)."""
     recovered = Recovered()
     last_id = 0
-    while True:
+    while not stopping():
         with db.read() as session:
             rows = session.execute(
                 select(Alert.id, Alert.alert_uuid, Alert.investigation_retry_count)
