@@ -10,7 +10,7 @@ or a reference such as `BETA-OKTA-17` that carries the code) is refused whether 
 from __future__ import annotations
 
 import uuid
-from typing import Any, TypeVar, TypeVarTuple, Unpack
+from typing import Any, TypeVar, TypeVarTuple
 
 from sqlalchemy import Select, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
@@ -27,8 +27,8 @@ OWNER_COLUMN = "organization_uuid"
 
 
 def scoped(
-    query: Select[Unpack[Ts]], principal: Principal, column: InstrumentedAttribute[uuid.UUID] | None = None
-) -> Select[Unpack[Ts]]:
+    query: Select[*Ts], principal: Principal, column: InstrumentedAttribute[uuid.UUID] | None = None
+) -> Select[*Ts]:
     """`query` limited to the principal's organizations (unchanged for an all-organizations principal).
 
     The owner column is the first selected entity's `organization_uuid` unless `column` names another (a row
@@ -70,7 +70,7 @@ def code_of(reference: str) -> str:
     return reference.strip().split("-", 1)[0]
 
 
-def _owner_column(query: Select[Unpack[tuple[Any, ...]]]) -> InstrumentedAttribute[uuid.UUID]:
+def _owner_column(query: Select[*tuple[Any, ...]]) -> InstrumentedAttribute[uuid.UUID]:
     entity = query.column_descriptions[0].get("entity") if query.column_descriptions else None
     owner = getattr(entity, OWNER_COLUMN, None)
     if not isinstance(owner, InstrumentedAttribute):
