@@ -13,8 +13,13 @@ class ErrorEnvelope(BaseModel):
     error: ErrorBody
 
 
+RETRY_AFTER_HEADER: dict[str, Any] = {
+    "Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}
+}
+
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorEnvelope, "description": description}
+    | ({"headers": RETRY_AFTER_HEADER} if status in (429, 503) else {})
     for status, description in {
         400: "Malformed JSON",
         401: "Missing, invalid, revoked or expired API key",
