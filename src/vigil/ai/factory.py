@@ -12,8 +12,6 @@ from vigil.ai.builtin.investigator import BUILTIN_MODEL
 from vigil.ai.errors import UnsupportedModelError
 from vigil.ai.investigator import AiCalls, Drafted, Investigator
 from vigil.ai.llm.config import Limits, ModelChoice
-from vigil.ai.llm.connect import build_model
-from vigil.ai.llm.investigator import LlmInvestigator
 from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
 from vigil.integrations.bridge import AsyncBridge
 from vigil.investigations.entities import Entities
@@ -27,6 +25,8 @@ def check_usable(choice: ModelChoice) -> None:
     """Raise `UnsupportedModelError` for a model this build cannot use (unknown provider, no key), without
     starting anything: the start-up checks, `vigil eval` and a saved organization override all ask this."""
     if not is_builtin(choice.model):
+        from vigil.ai.llm.connect import build_model  # pydantic-ai loads only when a model needs it (fast starts)
+
         build_model(choice, request_timeout_seconds=1.0)
 
 
@@ -39,6 +39,8 @@ def get_investigator(
     """The built-in analyst for `builtin`; an LLM investigator otherwise (`UnsupportedModelError` if unusable)."""
     if is_builtin(choice.model):
         return BuiltinInvestigator()
+    from vigil.ai.llm.investigator import LlmInvestigator  # pydantic-ai loads only when a model needs it
+
     return LlmInvestigator(choice, limits or Limits(), skill_inputs or {}, bridge)
 
 
@@ -108,6 +110,7 @@ class Investigators:
     def close(self) -> None:
         with self._lock:
             for investigator in self._by_choice.values():
-                if isinstance(investigator, LlmInvestigator):
-                    investigator.close()
+                close = getattr(investigator, "close", None)  # an LLM investigator holds a provider client
+                if close is not None:
+                    close()
             self._by_choice.clear()

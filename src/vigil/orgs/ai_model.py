@@ -18,8 +18,7 @@ from sqlalchemy.orm import Session
 
 from vigil.ai.errors import UnsupportedModelError
 from vigil.ai.factory import check_usable, is_builtin
-from vigil.ai.llm.config import ModelChoice
-from vigil.ai.llm.connect import OPENAI_PROVIDERS
+from vigil.ai.llm.config import OPENAI_PROVIDERS, ModelChoice
 from vigil.auth.schemas import Principal
 from vigil.db.base import epoch_now
 from vigil.errors import Forbidden, NotFound, ValidationFailed

@@ -8,6 +8,8 @@ from pydantic import SecretStr
 
 from vigil.settings import Settings
 
+OPENAI_PROVIDERS = frozenset({"openai", "openai-chat", "openai-responses"})
+
 
 @dataclass(frozen=True)
 class ModelChoice:

@@ -14,9 +14,8 @@ from pydantic_ai.models import Model, infer_model
 from pydantic_ai.providers import Provider, infer_provider
 
 from vigil.ai.errors import UnsupportedModelError
-from vigil.ai.llm.config import ModelChoice
+from vigil.ai.llm.config import OPENAI_PROVIDERS, ModelChoice
 
-OPENAI_PROVIDERS = frozenset({"openai", "openai-chat", "openai-responses"})
 ANTHROPIC_PROVIDER = "anthropic"
 #: Local OpenAI-compatible servers (vLLM, Ollama, LiteLLM) usually take no key; the SDK still insists on one.
 NO_KEY = "not-needed"
