@@ -3,7 +3,9 @@
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Metric, generate_latest
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.registry import Collector
 
 HTTP_REQUEST_SECONDS = Histogram(
     "vigil_http_request_duration_seconds",
@@ -66,4 +68,131 @@ def ai_usage_exposition(rows: Iterable[AiUsage], investigations: Iterable[tuple[
             tools.labels(row.organization, row.outcome).inc(row.count)
     for organization, model, count in investigations:
         investigated.labels(organization, model).inc(count)
+    return generate_latest(registry)
+
+
+#: Investigation duration buckets (seconds): automated runs take seconds to minutes, runs that wait for a
+#: person in chat take minutes to hours (checkpoint timeouts reach a day).
+DURATION_BUCKETS: tuple[int, ...] = (10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400)
+#: The window the duration histogram and the skill errors cover (alerts received in the last 24 h).
+RECENT_WINDOW_SECONDS = 86_400
+
+
+@dataclass(frozen=True)
+class QueueGroup:
+    """Alerts of one organization waiting in one status for their investigation to start."""
+
+    organization: str
+    status: str
+    count: int
+    oldest_created_at: int
+
+
+@dataclass(frozen=True)
+class DurationWindow:
+    """Created → completed durations of the window's completed investigations, bucketed in SQL.
+
+    `cumulative[i]` counts durations ≤ `DURATION_BUCKETS[i]` (Prometheus buckets are cumulative)."""
+
+    cumulative: tuple[int, ...]
+    count: int
+    total_seconds: float
+
+
+@dataclass(frozen=True)
+class SkillErrors:
+    """Failed skill calls of one skill within the window."""
+
+    integration: str
+    skill: str
+    count: int
+
+
+@dataclass(frozen=True)
+class OperationsSnapshot:
+    """What an operator alerts on, read from the database in one scrape."""
+
+    now: int
+    queue: list[QueueGroup]
+    by_status: dict[str, int]
+    durations: DurationWindow
+    checkpoints_waiting: int
+    oldest_checkpoint_created_at: int | None
+    skill_errors: list[SkillErrors]
+
+
+class _OperationsCollector(Collector):
+    """Yields one snapshot's families; a fresh registry per scrape, so series that emptied disappear."""
+
+    def __init__(self, snapshot: OperationsSnapshot) -> None:
+        self.snapshot = snapshot
+
+    def collect(self) -> Iterable[Metric]:
+        s = self.snapshot
+        queue = GaugeMetricFamily(
+            "vigil_investigation_queue_depth",
+            "Alerts waiting for their investigation to start (status created with an alert type, or submitted).",
+            labels=["organization", "status"],
+        )
+        for group in s.queue:
+            queue.add_metric([group.organization, group.status], group.count)
+        yield queue
+        oldest = min((group.oldest_created_at for group in s.queue), default=None)
+        yield GaugeMetricFamily(
+            "vigil_investigation_oldest_pending_age_seconds",
+            "Age of the oldest alert still waiting for its investigation to start (0 when none waits).",
+            value=0 if oldest is None else max(0, s.now - oldest),
+        )
+        statuses = GaugeMetricFamily(
+            "vigil_investigations", "Alerts by investigation status (every status, 0 included).", labels=["status"]
+        )
+        for status, count in s.by_status.items():
+            statuses.add_metric([status], count)
+        yield statuses
+        yield HistogramMetricFamily(
+            "vigil_investigation_duration_seconds",
+            "Created to completed, for completed investigations of alerts received in the last 24 h "
+            "(a sliding window, not cumulative: use histogram_quantile on the buckets without rate()).",
+            buckets=[
+                *(
+                    (str(float(bound)), count)
+                    for bound, count in zip(DURATION_BUCKETS, s.durations.cumulative, strict=True)
+                ),
+                ("+Inf", s.durations.count),
+            ],
+            sum_value=s.durations.total_seconds,
+        )
+        yield GaugeMetricFamily(
+            "vigil_checkpoints_waiting", "Chat checkpoints waiting for a person's answer.", value=s.checkpoints_waiting
+        )
+        waited = s.oldest_checkpoint_created_at
+        yield GaugeMetricFamily(
+            "vigil_checkpoint_oldest_wait_seconds",
+            "How long the oldest waiting chat checkpoint has waited (0 when none waits).",
+            value=0 if waited is None else max(0, s.now - waited),
+        )
+        errors = GaugeMetricFamily(
+            "vigil_skill_call_errors",
+            "Skill calls that failed in investigations of alerts received in the last 24 h, by integration and skill.",
+            labels=["integration", "skill"],
+        )
+        for row in s.skill_errors:
+            errors.add_metric([row.integration, row.skill], row.count)
+        yield errors
+
+
+def operations_exposition(snapshot: OperationsSnapshot) -> bytes:
+    registry = CollectorRegistry()
+    registry.register(_OperationsCollector(snapshot))
+    return generate_latest(registry)
+
+
+def database_up_exposition(up: bool) -> bytes:
+    """Whether this scrape could read the database: without it, the database-derived series are absent."""
+    registry = CollectorRegistry()
+    Gauge(
+        "vigil_metrics_database_up",
+        "1 when this scrape read the database-derived series, 0 when the database did not answer.",
+        registry=registry,
+    ).set(1 if up else 0)
     return generate_latest(registry)
