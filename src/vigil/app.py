@@ -31,6 +31,7 @@ from vigil.investigations.engine import Engine
 from vigil.orgs.router import router as orgs_router
 from vigil.playbooks.router import router as playbooks_router
 from vigil.settings import Settings, get_settings
+from vigil.web.api_docs import router as api_docs_router
 from vigil.web.errors import install_error_handlers
 from vigil.web.health import router as health_router
 from vigil.web.middleware import BodyGuardMiddleware, RequestContextMiddleware
@@ -70,6 +71,8 @@ def create_app(
         "or `Authorization: Bearer <API_KEY>`. Errors always have the shape "
         '`{"error": {"code", "message", "details"}}`.',
         lifespan=lifespan,
+        docs_url=None,  # served from vendored assets by vigil.web.api_docs, not from a CDN
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.db = database
@@ -104,6 +107,7 @@ def create_app(
     app.add_middleware(RequestContextMiddleware)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: rejections and errors get the headers too
 
+    app.include_router(api_docs_router)
     app.include_router(health_router)
     app.include_router(orgs_router)
     app.include_router(alerts_router)

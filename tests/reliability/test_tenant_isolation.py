@@ -40,7 +40,7 @@ PASSWORD = "correct horse battery staple"
 OBJECT_PARAMS = {"alert_ref", "case_ref", "playbook_uuid", "connection_uuid"}
 CODE_PARAMS = {"organization_code", "code"}
 #: Routes with no principal to scope: documentation, probes and static files.
-PUBLIC = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", "/healthz", "/readyz", "/metrics", "/static"}
+PUBLIC = {"/openapi.json", "/docs", "/redoc", "/favicon.ico", "/healthz", "/readyz", "/metrics", "/static"}
 #: The signed-in user's own session and password: every role may use them, and they name no tenant.
 SELF_SERVICE = {"/", "/login", "/logout", "/account", "/account/password", "/account/choose-password"}
 #: Authenticated by the chat provider's signature, not by a key or session (tests/slack covers them).

@@ -1,9 +1,10 @@
 """Security headers on every response: a script-tight Content-Security-Policy, no framing, no sniffing, HSTS on TLS.
 
 The console has no inline script, handler or style (vigil.js wires pages up through data attributes), so its
-policy allows scripts and styles from Vigil's own origin only. FastAPI's Swagger UI (`/docs`) and ReDoc
-(`/redoc`) pages load their assets from a CDN and start with an inline script; those paths alone get a policy
-that allows the CDN and exactly the inline scripts they serve (by SHA-256 hash), never `'unsafe-inline'` scripts.
+policy allows scripts and styles from Vigil's own origin only. The Swagger UI (`/docs`) and ReDoc (`/redoc`)
+pages load vendored assets from Vigil too (vigil.web.api_docs) but start with an inline script, and ReDoc injects
+its styles at run time; those paths alone get a policy that allows exactly the inline scripts they serve (by
+SHA-256 hash, never `'unsafe-inline'` scripts), inline styles, and ReDoc's search worker from a blob.
 """
 
 from __future__ import annotations
@@ -21,11 +22,8 @@ CONSOLE_POLICY = (
     f"connect-src 'self'; {_COMMON}"
 )
 DOCS_PATHS = ("/docs", "/redoc")
-_CDN = "https://cdn.jsdelivr.net"
 _DOCS_POLICY_REST = (
-    f"style-src 'self' 'unsafe-inline' {_CDN} https://fonts.googleapis.com; "
-    "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly; "
-    "font-src 'self' https://fonts.gstatic.com; worker-src 'self' blob:; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; worker-src 'self' blob:; "
     f"connect-src 'self'; {_COMMON}"
 )
 #: Browsers ignore HSTS over plain HTTP; a year, without includeSubDomains (the operator's other hosts are theirs).
@@ -39,8 +37,8 @@ _INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.S | re.I)
 
 
 def docs_policy(html: bytes) -> str:
-    """The docs pages' policy: their CDN plus the hash of each inline script they contain."""
-    sources = ["'self'", _CDN]
+    """The docs pages' policy: Vigil's own scripts plus the hash of each inline script they contain."""
+    sources = ["'self'"]
     sources += [
         f"'sha256-{base64.b64encode(hashlib.sha256(body).digest()).decode()}'" for body in _INLINE_SCRIPT.findall(html)
     ]
