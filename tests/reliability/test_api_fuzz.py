@@ -45,7 +45,7 @@ class Budget:
 #: The fast run splits 2,000 requests between the two databases; the long run (`make reliability`) sends 2,000+
 #: to each.
 FAST = Budget(positive=40, negative=6, minimum=1000)
-LONG = Budget(positive=72, negative=12, minimum=2000)
+LONG = Budget(positive=90, negative=16, minimum=2000)
 HOSTILE_STRINGS = ("\ud800", "a\udfffb", "\x00", "x\x00y", "\U0001f600\ud83d")
 HOSTILE_INTS = (2**63, 2**64 + 1, -(2**63) - 1, 2**70, 10**30)
 
@@ -150,7 +150,7 @@ def _steer(case: Case[Any], target: Target, data: st.DataObject) -> None:
 
 def _check(response: Response, method: str, path: str, tally: Tally) -> None:
     where = f"{method} {path} -> {response.status_code}"
-    if response.status_code >= 500 and response.status_code != 503:
+    if response.status_code >= 500:  # a 503 too: nothing in this run makes the database unavailable
         tally.failures.append(f"{where}: {response.text[:300]}")
     if response.status_code == 503 and "retry-after" not in response.headers:
         tally.failures.append(f"{where} without Retry-After")
