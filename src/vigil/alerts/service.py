@@ -29,7 +29,7 @@ def list_alerts(
     session: Session, principal: Principal, filters: AlertFilters, cursor: str | None, limit: int
 ) -> tuple[list[Alert], str | None]:
     """Newest first, keyset-paginated on the internal id so deep pages stay as fast as the first."""
-    return newest_first_page(session, _filtered(session, principal, filters), Alert.id, cursor, limit)
+    return newest_first_page(session, filtered_alerts(session, principal, filters), Alert.id, cursor, limit)
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def browse_alerts(
     """Keyset pages in both directions (the console's Older/Newer); each page is one index range scan."""
     if newer_than:
         boundary = decode_cursor(newer_than)
-        query = _filtered(session, principal, filters)
+        query = filtered_alerts(session, principal, filters)
         rows = list(session.scalars(query.where(Alert.id > boundary).order_by(Alert.id.asc()).limit(limit + 1)))
         if len(rows) > limit:
             page = list(reversed(rows[:limit]))
@@ -233,7 +233,8 @@ def _scope_to_principal(
     return scoped(query, principal)
 
 
-def _filtered(session: Session, principal: Principal, filters: AlertFilters) -> Select[Alert]:
+def filtered_alerts(session: Session, principal: Principal, filters: AlertFilters) -> Select[Alert]:
+    """The principal's alerts matching `filters`, unordered (the list pages and the console's queue sort it)."""
     query = _scope_to_principal(session, principal, select(Alert), filters.organization_code)
     if filters.alert_provider:
         query = query.where(Alert.alert_provider == filters.alert_provider.strip().lower())
