@@ -4,8 +4,8 @@ items 2 and 8), over real HTTP on both databases.
 Senders post E1 alerts at a steady rate, each with its own Idempotency-Key, and re-send an unanswered one (as a
 real client must: a request in flight when the server died may or may not be stored). The replacement must serve
 within 5 s of being started (healthz 200 and a new alert's 201), every alert must be stored exactly once, and every
-one investigated to the end with one case (the killed process's workflows resumed by the replacement, on the same
-host at once rather than after `VIGIL_DEAD_WORKER_SECONDS`).
+one investigated to the end with one case (the killed process's workflows are resumed by the replacement; that it
+does so at once on the same host, not after `VIGIL_DEAD_WORKER_SECONDS`, is timed in tests/engine/test_worker_crash.py).
 """
 
 from __future__ import annotations
