@@ -30,7 +30,7 @@ router = APIRouter(prefix="/serviceapi/cases", tags=["cases"], responses=ERROR_R
 
 CHANGE_RESPONSES: dict[int | str, dict[str, str]] = {
     404: {"description": "No such case"},
-    409: {"description": "The case changed meanwhile (see details)"},
+    409: {"description": "The case changed meanwhile, or the status change is not a legal transition (see details)"},
 }
 
 
@@ -92,7 +92,9 @@ def get_case(case_ref: Text, db: DbDep, principal: PrincipalDep) -> CaseDetail:
     description=(
         "Only the fields sent change; each change is a timeline event with the key as actor. Closing "
         "(`status: closed`) needs a disposition other than `pending` (send both to close with a verdict); "
-        "leaving `closed` reopens the case. Repeating a change is a no-op, so retries are safe."
+        "leaving `closed` reopens the case (to `in_progress` only). A case never returns to `new`; any other open "
+        "status may move to another (409 `invalid_status_transition` otherwise, with the allowed statuses in "
+        "`details`). Repeating a change is a no-op, so retries are safe."
     ),
     responses=CHANGE_RESPONSES,
 )

@@ -15,7 +15,7 @@ from vigil.ai.schemas import Analysis
 from vigil.alerts.models import Alert
 from vigil.auth.schemas import Principal
 from vigil.auth.scope import code_of, get_scoped, scoped
-from vigil.cases.constants import CaseDisposition, CaseStatus
+from vigil.cases.constants import NEXT_STATUSES, CaseDisposition, CaseStatus
 from vigil.cases.models import Case, CaseComment, CaseCounter, CaseEvent
 from vigil.cases.schemas import COMMENT_MAX_CHARS, CaseUpdate
 from vigil.db.base import epoch_now
@@ -334,7 +334,16 @@ def _change(session: Session, case: Case, name: str, value: str | None, *, actor
 
 
 def _check_status_change(case: Case, current: str | None, value: str | None, values: dict[str, object]) -> str:
-    """Closing needs a real disposition and stamps closed_at; leaving closed is a reopen and clears it."""
+    """Only the lifecycle's next statuses (NEXT_STATUSES); closing needs a real disposition and stamps
+    closed_at; leaving closed is a reopen and clears it."""
+    allowed = NEXT_STATUSES.get(CaseStatus(current), ()) if current else ()
+    if value not in {status.value for status in allowed}:
+        raise Conflict(
+            f"A case that is {_shown(current)} cannot become {_shown(value)}; it can become "
+            f"{' or '.join(_shown(status.value) for status in allowed)}.",
+            code="invalid_status_transition",
+            details=[{"field": "status", "from": current, "to": value, "allowed": [s.value for s in allowed]}],
+        )
     if value == CaseStatus.CLOSED.value:
         if case.disposition == CaseDisposition.PENDING.value:
             raise ValidationFailed(
