@@ -10,6 +10,7 @@ from fastapi import APIRouter, Header, Query, Response
 from vigil.alerts import service
 from vigil.alerts.constants import MAX_IDEMPOTENCY_KEY_LENGTH, InvestigationStatus
 from vigil.alerts.schemas import (
+    INVESTIGATION_STATUS_DESCRIPTION,
     AlertBatchCreate,
     AlertBatchResult,
     AlertCreate,
@@ -82,7 +83,9 @@ def list_alerts(
     organization_code: Text | None = None,
     alert_provider: Text | None = None,
     alert_type: Text | None = None,
-    investigation_status: InvestigationStatus | None = None,
+    investigation_status: Annotated[
+        InvestigationStatus | None, Query(description=f"Only alerts in this state. {INVESTIGATION_STATUS_DESCRIPTION}")
+    ] = None,
     created_after: Annotated[EpochSeconds | None, Query(description="Epoch seconds, inclusive")] = None,
     created_before: Annotated[EpochSeconds | None, Query(description="Epoch seconds, exclusive")] = None,
     q: Annotated[Text | None, Query(max_length=200, description="Substring of alert_content")] = None,

@@ -2,13 +2,63 @@
 
 from __future__ import annotations
 
+import json
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
-from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH, MAX_BATCH_SIZE
+from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH, MAX_BATCH_SIZE, InvestigationStatus
 from vigil.input_types import EpochSeconds, Text
+
+_STATUS_MEANINGS = {
+    InvestigationStatus.CREATED: "Created: stored; an alert without alert_type stays here and is not investigated",
+    InvestigationStatus.SUBMITTED: "Submitted: queued for an investigator",
+    InvestigationStatus.IN_PROGRESS: "InProgress: being investigated",
+    InvestigationStatus.COMPLETED: "Completed: verdict recorded and case opened (case_id, completed_at)",
+    InvestigationStatus.FAILED: (
+        "Failed: see failure_reason; re-submitted (5) automatically within VIGIL_MAX_AUTO_RETRIES when the cause "
+        "was transient, or by POST /serviceapi/alerts/{alert_ref}/retry"
+    ),
+}
+#: The OpenAPI description of every investigation_status field and filter: the numbers are the seed's public API.
+INVESTIGATION_STATUS_DESCRIPTION = "Investigation status. " + "; ".join(
+    f"{int(status)} {meaning}" for status, meaning in _STATUS_MEANINGS.items()
+)
+
+
+def _json_value_as_text(value: Any) -> Any:
+    """A JSON object or array becomes its compact JSON text (keys in the order sent); a string passes untouched.
+
+    So a sender that posts the alert as JSON rather than as a JSON string gets it stored as the string it would
+    have sent, and the size limit and idempotency hash see exactly what is stored.
+    """
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict | list):
+        raise PydanticCustomError(
+            "alert_content_type",
+            "alert_content must be a string (stored exactly as sent) or a JSON object or array (stored as its "
+            "compact JSON text); send other JSON values as a string.",
+        )
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False, allow_nan=False)
+    except ValueError:
+        raise PydanticCustomError(
+            "alert_content_not_json", "alert_content must be valid JSON: NaN and Infinity are not numbers in JSON."
+        ) from None
+    except RecursionError:
+        raise PydanticCustomError(
+            "alert_content_too_deep", "alert_content is nested too deeply to store as JSON; send it as a string."
+        ) from None
+
+
+#: alert_content as accepted by E1 and the batch: a string as sent, or JSON serialized to the string stored.
+AlertContent = Annotated[
+    Text,
+    BeforeValidator(_json_value_as_text, json_schema_input_type=str | dict[str, Any] | list[Any]),
+]
 
 
 class AlertCreate(BaseModel):
@@ -17,7 +67,12 @@ class AlertCreate(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
 
     organization_code: Text = Field(min_length=1, max_length=16, description="From GET /serviceapi/organizations.")
-    alert_content: Text = Field(description="Alert body as sent (JSON text is common); stored verbatim.")
+    alert_content: AlertContent = Field(
+        description="The alert body. A string (JSON text is common) is stored exactly as sent. A JSON object or "
+        "array is accepted too and stored as its compact JSON text, keys in the order sent "
+        '(`{"user": "jane"}` is stored as the string `{"user":"jane"}`); GET returns the stored string. '
+        "The size limit (VIGIL_MAX_ALERT_CONTENT_BYTES, 256 KiB by default) counts the stored string's UTF-8 bytes."
+    )
     alert_provider: Text = Field(min_length=1, max_length=64, description="From GET /serviceapi/providers.")
     alert_type: Text | None = Field(
         default=None,
@@ -47,7 +102,7 @@ class AlertCreate(BaseModel):
 class AlertOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
-    alert_content: str
+    alert_content: str = Field(description="The alert body as stored: the string sent, or the JSON object's text.")
     alert_id: str
     alert_provider: str
     alert_type: str | None
@@ -56,7 +111,7 @@ class AlertOut(BaseModel):
     created_at_source: int
     created_by: uuid.UUID
     investigation_retry_count: int
-    investigation_status: int
+    investigation_status: int = Field(description=INVESTIGATION_STATUS_DESCRIPTION)
     modified_at: int
     organization_code: str
     organization_uuid: uuid.UUID
@@ -72,8 +127,8 @@ class AlertEventOut(BaseModel):
     at: int
     actor: str
     kind: str
-    from_status: int | None
-    to_status: int | None
+    from_status: int | None = Field(description="investigation_status before the event (see AlertOut); null if none.")
+    to_status: int | None = Field(description="investigation_status after the event; null if unchanged.")
     message: str
 
 
