@@ -114,7 +114,8 @@ class OperationsSnapshot:
 
     now: int
     queue: list[QueueGroup]
-    by_status: dict[str, int]
+    open_by_status: dict[str, int]
+    finished_by_status: dict[str, int]
     durations: DurationWindow
     checkpoints_waiting: int
     oldest_checkpoint_created_at: int | None
@@ -143,12 +144,14 @@ class _OperationsCollector(Collector):
             "Age of the oldest alert still waiting for its investigation to start (0 when none waits).",
             value=0 if oldest is None else max(0, s.now - oldest),
         )
-        statuses = GaugeMetricFamily(
-            "vigil_investigations", "Alerts by investigation status (every status, 0 included).", labels=["status"]
+        yield _by_status(
+            "vigil_investigations_open", "Alerts whose investigation has not finished, by status.", s.open_by_status
         )
-        for status, count in s.by_status.items():
-            statuses.add_metric([status], count)
-        yield statuses
+        yield _by_status(
+            "vigil_investigations_finished",
+            "Alerts received in the last 24 h whose investigation finished, by status (completed or failed).",
+            s.finished_by_status,
+        )
         yield HistogramMetricFamily(
             "vigil_investigation_duration_seconds",
             "Created to completed, for completed investigations of alerts received in the last 24 h "
@@ -179,6 +182,13 @@ class _OperationsCollector(Collector):
         for row in s.skill_errors:
             errors.add_metric([row.integration, row.skill], row.count)
         yield errors
+
+
+def _by_status(name: str, documentation: str, counts: dict[str, int]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, documentation, labels=["status"])
+    for status, count in counts.items():
+        family.add_metric([status], count)
+    return family
 
 
 def operations_exposition(snapshot: OperationsSnapshot) -> bytes:

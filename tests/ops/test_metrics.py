@@ -165,9 +165,10 @@ def test_operations_series_report_queue_statuses_durations_checkpoints_and_skill
     assert not any(name == "vigil_investigation_queue_depth" and len(key) != 2 for name, key in exposed)
     assert sum(v for (name, _), v in exposed.items() if name == "vigil_investigation_queue_depth") == 2
     assert 300 <= value(exposed, "vigil_investigation_oldest_pending_age_seconds") < 330
-    statuses = {"created": 2, "submitted": 1, "in_progress": 1, "completed": 3, "failed": 1}
-    for status, count in statuses.items():
-        assert value(exposed, "vigil_investigations", status=status) == count
+    for status, count in {"created": 2, "submitted": 1, "in_progress": 1}.items():
+        assert value(exposed, "vigil_investigations_open", status=status) == count
+    for status, count in {"completed": 2, "failed": 1}.items():  # the 2-day-old completed one is outside the window
+        assert value(exposed, "vigil_investigations_finished", status=status) == count
     buckets = {
         le: value(exposed, "vigil_investigation_duration_seconds_bucket", le=le)
         for le in ("60.0", "120.0", "3600.0", "7200.0", "+Inf")
@@ -184,7 +185,8 @@ def test_operations_series_report_queue_statuses_durations_checkpoints_and_skill
 def test_operations_series_are_zero_not_missing_on_an_empty_database(harness: Harness) -> None:
     exposed = samples(harness.client.get("/metrics").text)
     assert value(exposed, "vigil_investigation_oldest_pending_age_seconds") == 0
-    assert value(exposed, "vigil_investigations", status="created") == 0
+    assert value(exposed, "vigil_investigations_open", status="in_progress") == 0
+    assert value(exposed, "vigil_investigations_finished", status="failed") == 0
     assert value(exposed, "vigil_investigation_duration_seconds_count") == 0
     assert value(exposed, "vigil_checkpoints_waiting") == 0
     assert value(exposed, "vigil_checkpoint_oldest_wait_seconds") == 0

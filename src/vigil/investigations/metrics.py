@@ -7,7 +7,7 @@ index (see `operations_snapshot`).
 
 from __future__ import annotations
 
-from sqlalchemy import case, func, select
+from sqlalchemy import Select, case, func, select
 from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import EvidenceStatus
@@ -30,6 +30,10 @@ from vigil.metrics import (
 
 #: Statuses in which an alert waits for its investigation to start.
 PENDING = (InvestigationStatus.CREATED, InvestigationStatus.SUBMITTED)
+#: Statuses of work not finished: few alerts at any time, so counted over all of them.
+OPEN = (*PENDING, InvestigationStatus.IN_PROGRESS)
+#: Statuses of finished work: nearly every alert, so counted over the recent window only.
+FINISHED = (InvestigationStatus.COMPLETED, InvestigationStatus.FAILED)
 #: The integration label of Vigil's own skills (no vendor behind them).
 VIGIL_INTEGRATION = "vigil"
 
@@ -42,13 +46,15 @@ def status_name(status: InvestigationStatus) -> str:
 def operations_snapshot(session: Session) -> OperationsSnapshot:
     """One read of everything `/metrics` reports for operations.
 
-    Costs, on a million alerts: statuses are counted from `ix_alerts_status_id` alone (an index-only scan, no
-    table rows); the queue reads only the rows of Created/Submitted alerts through the same index (the queue
-    itself, plus alerts without a type, which stay Created and are not counted); durations and skill errors cover
-    alerts received in the last 24 h, reached through `ix_alerts_created_at` (and the steps through their unique
-    (alert, attempt, position) index). A cumulative all-time histogram or error counter would need every alert or
-    step read per scrape, or a running total kept by the engine, hence the window. Chat checkpoints have no status
-    index, but there is one row per question put to a person: orders of magnitude fewer than alerts.
+    Every scan is bounded by work in flight or by a 24 h window, never by the table's size. Open statuses
+    (Created, Submitted, InProgress) are counted from `ix_alerts_status_id` alone (index-only ranges); the queue
+    reads the rows of Created/Submitted alerts through the same index (the queue itself, plus alerts without a
+    type, which stay Created and are not counted). Finished statuses, durations and skill errors cover alerts
+    received in the last 24 h, reached through `ix_alerts_created_at` (and steps through their unique
+    (alert, attempt, position) index): counting Completed over all time is an index-only scan of every alert
+    (143 ms on a million, measured) and an all-time histogram or error counter would read every alert or step per
+    scrape, or need a running total kept by the engine. Chat checkpoints have no status index, but there is one
+    row per question put to a person: orders of magnitude fewer than alerts.
     """
     now = epoch_now()
     since = now - RECENT_WINDOW_SECONDS
@@ -56,7 +62,8 @@ def operations_snapshot(session: Session) -> OperationsSnapshot:
     return OperationsSnapshot(
         now=now,
         queue=_queue(session),
-        by_status=_by_status(session),
+        open_by_status=_open_by_status(session),
+        finished_by_status=_finished_by_status(session, since),
         durations=_durations(session, since),
         checkpoints_waiting=waiting,
         oldest_checkpoint_created_at=oldest_wait,
@@ -76,11 +83,22 @@ def _queue(session: Session) -> list[QueueGroup]:
     ]
 
 
-def _by_status(session: Session) -> dict[str, int]:
-    counted = dict(
-        session.execute(select(Alert.investigation_status, func.count()).group_by(Alert.investigation_status)).all()
-    )
-    return {status_name(status): int(counted.get(int(status), 0)) for status in InvestigationStatus}
+def _open_by_status(session: Session) -> dict[str, int]:
+    counted = _count_by_status(session, select().where(Alert.investigation_status.in_([int(x) for x in OPEN])))
+    return {status_name(status): counted.get(status, 0) for status in OPEN}
+
+
+def _finished_by_status(session: Session, since: int) -> dict[str, int]:
+    finished = Alert.investigation_status.in_([int(x) for x in FINISHED])
+    counted = _count_by_status(session, select().where(finished, Alert.created_at >= since))
+    return {status_name(status): counted.get(status, 0) for status in FINISHED}
+
+
+def _count_by_status(session: Session, scope: Select[tuple[()]]) -> dict[int, int]:
+    rows = session.execute(
+        scope.add_columns(Alert.investigation_status, func.count()).group_by(Alert.investigation_status)
+    ).all()
+    return {int(status): int(n) for status, n in rows}
 
 
 def _durations(session: Session, since: int) -> DurationWindow:
