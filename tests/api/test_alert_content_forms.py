@@ -67,6 +67,10 @@ def test_replaying_the_same_object_body_is_idempotent(harness: Harness, acme: st
     replay = harness.post_alert(acme, body, **{"Idempotency-Key": "obj-1"})
     assert (first.status_code, replay.status_code) == (201, 200)
     assert replay.json() == first.json()
+    # The object and the string it is stored as are the same request.
+    as_text = harness.post_alert(acme, harness.alert_body(alert_content=CANONICAL), **{"Idempotency-Key": "obj-1"})
+    assert as_text.status_code == 200
+    assert as_text.json()["alert_uuid"] == first.json()["alert_uuid"]
     changed = harness.alert_body(alert_content=ALERT | {"score": 8})
     conflict = harness.post_alert(acme, changed, **{"Idempotency-Key": "obj-1"})
     assert conflict.status_code == 409
