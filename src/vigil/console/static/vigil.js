@@ -138,3 +138,105 @@
     }, function () { toast("Copy failed; select the text and copy it by hand."); });
   });
 })();
+
+// ---- triage queue (C1): new alerts arriving in an open Alerts page, the selected row, saved filters ----
+(function () {
+  "use strict";
+  let selectedId = null;
+
+  // New alerts land in <tbody id="queue-incoming">. Hidden (any order but newest first, or a later page): a
+  // bar counts them and "Show" reveals them, so nothing moves under the analyst. Rows are inserted above the
+  // viewport, and the browser's scroll anchoring keeps what the analyst is looking at in place.
+  function syncNewAlerts() {
+    const incoming = document.getElementById("queue-incoming");
+    const bar = document.getElementById("queue-newbar");
+    if (!incoming || !bar) return;
+    const count = incoming.rows.length;
+    bar.hidden = !incoming.hidden || count === 0;
+    bar.querySelector("[data-queue-count]").textContent =
+      count + (count === 1 ? " new alert" : " new alerts") + " since this page opened";
+  }
+
+  // The selected row survives live refreshes, which replace a row's element when its status changes.
+  function markSelection() {
+    document.querySelectorAll("table[data-queue] tr.is-selected").forEach(function (tr) {
+      if (tr.id !== selectedId) tr.classList.remove("is-selected");
+    });
+    const row = selectedId && document.getElementById(selectedId);
+    if (row) row.classList.add("is-selected");
+  }
+
+  function savedKey(box) { return "vigil.alerts.savedFilters." + box.dataset.user; }
+
+  function readSaved(box) {
+    try {
+      const value = JSON.parse(localStorage.getItem(savedKey(box)) || "{}");
+      return value && typeof value === "object" && !Array.isArray(value) ? value : {};
+    } catch (error) { return {}; }
+  }
+
+  function renderSaved(box) {
+    const select = box.querySelector("[data-saved-filter-select]");
+    const saved = readSaved(box);
+    while (select.options.length > 1) select.remove(1);
+    Object.keys(saved).sort().forEach(function (name) { select.add(new Option(name, name)); });
+    const current = currentView();
+    Object.keys(saved).forEach(function (name) { if (saved[name] === current) select.value = name; });
+  }
+
+  // The view worth saving: the URL's filters, order and page size, not its position in the pages.
+  function currentView() {
+    const params = new URLSearchParams(location.search);
+    ["cursor", "newer", "page"].forEach(function (name) { params.delete(name); });
+    return params.toString();
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-saved-filters]").forEach(renderSaved);
+    syncNewAlerts();
+  });
+  document.addEventListener("htmx:afterSettle", function () { syncNewAlerts(); markSelection(); });
+
+  document.addEventListener("click", function (event) {
+    const target = event.target;
+    if (target.closest("[data-queue-show]")) {
+      document.getElementById("queue-incoming").hidden = false;
+      syncNewAlerts();
+      return;
+    }
+    const box = target.closest("[data-saved-filters]");
+    if (box && target.closest("[data-saved-filter-save]")) {
+      const input = box.querySelector("[data-saved-filter-name]");
+      const name = input.value.trim();
+      if (!name) { input.focus(); return; }
+      const saved = readSaved(box);
+      saved[name] = currentView();
+      localStorage.setItem(savedKey(box), JSON.stringify(saved));
+      input.value = "";
+      renderSaved(box);
+      return;
+    }
+    if (box && target.closest("[data-saved-filter-delete]")) {
+      const select = box.querySelector("[data-saved-filter-select]");
+      const saved = readSaved(box);
+      delete saved[select.value];
+      localStorage.setItem(savedKey(box), JSON.stringify(saved));
+      renderSaved(box);
+      return;
+    }
+    const row = target.closest("table[data-queue] tbody tr[data-alert-id]");
+    if (!row || target.closest("a, button, summary, details[open]")) return;
+    selectedId = selectedId === row.id ? null : row.id;
+    markSelection();
+  });
+
+  document.addEventListener("change", function (event) {
+    const select = event.target.closest("[data-saved-filter-select]");
+    if (!select || !select.value) return;
+    const saved = readSaved(select.closest("[data-saved-filters]"));
+    if (Object.prototype.hasOwnProperty.call(saved, select.value)) {
+      const query = saved[select.value];
+      location.assign("/alerts" + (query ? "?" + query : ""));
+    }
+  });
+})();
