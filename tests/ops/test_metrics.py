@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +26,7 @@ from vigil.investigations.related import RELATED_SKILL_ID
 from vigil.investigations.schemas import StepRecord
 from vigil.investigations.service import record_step
 
+DASHBOARD = Path(__file__).parents[2] / "docs" / "grafana-dashboard.json"
 DAY = 86_400
 CLOUDFLARE_SKILL = "Get Edge Audit Logs"
 
@@ -205,3 +209,16 @@ def test_metrics_answer_without_the_database_series_when_it_is_down(
     assert value(exposed, "vigil_alerts_ingested_total", alert_provider="cloudflare") >= 1
     assert not any(name.startswith(("vigil_investigation", "vigil_checkpoint")) for name, _ in exposed)
     assert "operations series left out" in caplog.text
+
+
+def test_sample_dashboard_queries_only_series_that_metrics_exposes(harness: Harness) -> None:
+    exposed = {family.name for family in text_string_to_metric_families(harness.client.get("/metrics").text)}
+    dashboard = json.loads(DASHBOARD.read_text())
+    queried = {
+        re.sub(r"_(bucket|count|sum|total)$", "", name)
+        for panel in dashboard["panels"]
+        for target in panel.get("targets", [])
+        for name in re.findall(r"\bvigil_[a-z_]+", target["expr"])
+    }
+    assert len(queried) >= 10
+    assert queried <= exposed, queried - exposed
