@@ -240,3 +240,24 @@
     }
   });
 })();
+
+// ---- case lifecycle (C3): choosing Closed reveals the disposition and closing note the server requires ----
+(function () {
+  "use strict";
+
+  function sync(form) {
+    const status = form.querySelector("[data-lifecycle-status]");
+    const closing = form.querySelector("[data-lifecycle-closing]");
+    const submit = form.querySelector("[data-lifecycle-submit]");
+    if (!status || !closing) return;
+    const closingChosen = status.value === "closed";
+    closing.hidden = !closingChosen;
+    if (submit) submit.textContent = closingChosen ? "Close case" : "Update status";
+  }
+
+  document.addEventListener("change", function (event) {
+    const form = event.target.closest("form[data-lifecycle]");
+    if (form && event.target.matches("[data-lifecycle-status]")) sync(form);
+  });
+  document.querySelectorAll("form[data-lifecycle]").forEach(sync);
+})();
