@@ -197,6 +197,23 @@
   });
   document.addEventListener("htmx:afterSettle", function () { syncNewAlerts(); markSelection(); });
 
+  // Rows inserted above the viewport would push what the analyst reads down: note where the selected row (or
+  // the first row in view) is before a poll's swap, and scroll by however far it moved.
+  let anchor = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (!event.detail.elt || event.detail.elt.id !== "alerts-live") return;
+    const rows = document.querySelectorAll("table[data-queue] tbody tr[data-alert-id]");
+    let row = selectedId && document.getElementById(selectedId);
+    for (let i = 0; !row && i < rows.length; i++) if (rows[i].getBoundingClientRect().top >= 0) row = rows[i];
+    anchor = row ? { id: row.id, top: row.getBoundingClientRect().top } : null;
+  });
+  document.addEventListener("htmx:oobAfterSwap", function (event) {
+    if (!anchor || !event.detail.target || event.detail.target.id !== "queue-incoming") return;
+    const row = document.getElementById(anchor.id);
+    if (row && window.scrollY > 0) window.scrollBy(0, row.getBoundingClientRect().top - anchor.top);
+    anchor = null;
+  });
+
   document.addEventListener("click", function (event) {
     const target = event.target;
     if (target.closest("[data-queue-show]")) {
