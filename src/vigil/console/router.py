@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import RedirectResponse
 
 from vigil.console.deps import IdentityDep, check_csrf
-from vigil.console.pages import admin, alerts, cases, integrations, investigators, signin, users
+from vigil.console.pages import admin, alerts, cases, dashboard, integrations, investigators, signin, users
 
 CONSOLE_STATIC_DIR = Path(__file__).parent / "static"
 
@@ -20,8 +20,8 @@ router = APIRouter(include_in_schema=False, dependencies=[Depends(check_csrf)])
 
 @router.get("/")
 def home(identity: IdentityDep) -> RedirectResponse:
-    return RedirectResponse("/alerts", status_code=303)
+    return RedirectResponse("/dashboard", status_code=303)
 
 
-for page in (signin, alerts, cases, investigators, integrations, admin, users):
+for page in (signin, dashboard, alerts, cases, investigators, integrations, admin, users):
     router.include_router(page.router)
