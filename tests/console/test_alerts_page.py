@@ -1,4 +1,5 @@
-"""The Alerts page: the seed's ten columns, live status without reload, filters, search, keyset paging, tenancy."""
+"""The Alerts page: the seed's ten columns (among the triage queue's), live status without reload, filters, search,
+keyset paging, tenancy. Severity order, new alerts and saved filters: test_triage_queue.py."""
 
 from __future__ import annotations
 
@@ -21,18 +22,25 @@ from tests.fakes.slack import SlackFake
 from tests.support.console import DESKTOP, PASSWORD, PHONE, ConsoleStack, screenshot, sign_in
 from vigil.users.schemas import Role
 
+#: The seed's ten columns in its order (SPEC §7), with the triage queue's severity, verdict, confidence and
+#: assignee (from the alert's case) between them.
 COLUMNS = [
     "ID",
+    "SEVERITY",
     "ORG",
     "PROVIDER",
     "ALERT NAME",
     "STATUS",
+    "VERDICT",
+    "CONFIDENCE",
     "CREATION TIME",
     "INVESTIGATOR",
     "CASE ID",
+    "ASSIGNEE",
     "COMPLETION TIME",
     "Content",
 ]
+SEED_COLUMNS = [c for c in COLUMNS if c not in {"SEVERITY", "VERDICT", "CONFIDENCE", "ASSIGNEE"}]
 LABELS = {0: "Created", 5: "Submitted", 10: "Inprogress", 15: "Completed", 20: "Failed"}
 #: The builtin analyst investigates this type to completion offline (no vendor connection needed).
 SIGN_IN_TYPE = "Impossible travel sign-in"
@@ -144,6 +152,10 @@ def local_time(page: Page, epoch: int) -> str:
     return text
 
 
+def column(name: str) -> int:
+    return COLUMNS.index(name)
+
+
 def untyped(org: str, provider: str, content: str) -> dict[str, Any]:
     return {"organization_code": org, "alert_provider": provider, "alert_content": content}
 
@@ -171,7 +183,7 @@ def test_row_shows_all_ten_columns_and_completes_without_reload(page: Page, stac
     expect(page.locator("#alerts-live")).to_have_attribute("data-live", "on")
     page.evaluate("window.__alertsPageMarker = 'same document'")
 
-    status = line.locator("td").nth(4)
+    status = line.locator("td").nth(column("STATUS"))
     expect(status).to_have_text("Completed", timeout=60_000)
     assert page.evaluate("window.__alertsPageMarker") == "same document", "the page was reloaded"
     expect(page.locator("#alerts-live")).to_have_attribute("data-live", "off")
@@ -179,11 +191,11 @@ def test_row_shows_all_ten_columns_and_completes_without_reload(page: Page, stac
     record = api_alert(stack, key, created["alert_id"])
     assert record["investigation_status"] == 15 and record["case_id"] and record["investigator"]
     cells = line.locator("td")
-    expect(cells).to_have_count(10)
+    expect(cells).to_have_count(len(COLUMNS))
     expected = [
         record["alert_id"],
         record["organization_code"],
-        record["alert_provider"],
+        "Okta",  # the provider's display name
         record["alert_type"],
         LABELS[record["investigation_status"]],
         local_time(page, record["created_at"]),
@@ -192,21 +204,34 @@ def test_row_shows_all_ten_columns_and_completes_without_reload(page: Page, stac
         local_time(page, record["completed_at"]),
         content,
     ]
-    for index, text in enumerate(expected):
-        expect(cells.nth(index)).to_have_text(text, use_inner_text=True)
-    expect(cells.nth(4).locator(".badge")).to_have_class(re.compile(r"\bstatus-15\b"))
-    expect(cells.nth(0).get_by_role("link")).to_have_attribute("href", f"/alerts/{record['alert_id']}")
-    expect(cells.nth(7).get_by_role("link")).to_have_attribute("href", f"/cases/{record['case_id']}")
-    investigator_href = cells.nth(6).get_by_role("link").get_attribute("href")
+    for name, text in zip(SEED_COLUMNS, expected, strict=True):
+        expect(cells.nth(column(name))).to_have_text(text, use_inner_text=True)
+    expect(cells.nth(column("PROVIDER"))).to_have_attribute("title", record["alert_provider"])
+    expect(cells.nth(column("STATUS")).locator(".badge")).to_have_class(re.compile(r"\bstatus-15\b"))
+    expect(cells.nth(column("ID")).get_by_role("link")).to_have_attribute("href", f"/alerts/{record['alert_id']}")
+    expect(cells.nth(column("CASE ID")).get_by_role("link")).to_have_attribute("href", f"/cases/{record['case_id']}")
+    investigator_href = cells.nth(column("INVESTIGATOR")).get_by_role("link").get_attribute("href")
     assert investigator_href is not None and re.fullmatch(r"/investigators/[0-9a-f-]{36}", investigator_href)
-    expect(cells.nth(5).locator("time")).to_have_attribute("data-epoch", str(record["created_at"]))
-    expect(cells.nth(8).locator("time")).to_have_attribute("data-epoch", str(record["completed_at"]))
+    expect(cells.nth(column("CREATION TIME")).locator("time")).to_have_attribute(
+        "data-epoch", str(record["created_at"])
+    )
+    expect(cells.nth(column("COMPLETION TIME")).locator("time")).to_have_attribute(
+        "data-epoch", str(record["completed_at"])
+    )
+    # The case's severity, verdict and confidence, as the case API reports them.
+    case = httpx.get(
+        f"{stack.url}/serviceapi/cases/{record['case_id']}", headers={"Authorization": f"Bearer {key}"}, timeout=10
+    ).json()
+    expect(cells.nth(column("SEVERITY"))).to_have_text(case["severity"].capitalize())
+    expect(cells.nth(column("VERDICT"))).to_contain_text(case["verdict"].capitalize())
+    expect(cells.nth(column("CONFIDENCE"))).to_have_text(f"{case['ai_confidence'] * 100:.0f}%")
 
     screenshot(page, "alerts")
     # The content cell opens to the whole content, indented.
-    expect(cells.nth(9).locator("pre")).not_to_be_visible()
-    cells.nth(9).locator("summary").click()
-    expect(cells.nth(9).locator("pre")).to_have_text(json.dumps(json.loads(content), indent=2))
+    content_cell = cells.nth(column("Content"))
+    expect(content_cell.locator("pre")).not_to_be_visible()
+    content_cell.locator("summary").click()
+    expect(content_cell.locator("pre")).to_have_text(json.dumps(json.loads(content), indent=2))
     page.set_viewport_size(PHONE)
     page.reload()
     expect(row(page, created["alert_id"])).to_be_visible()
@@ -233,31 +258,32 @@ def test_filters_and_search_narrow_the_rows(quiet_page: Page, quiet_stack: Conso
         ],
     )
     ids = [a["alert_id"] for a in alerts]
-    newest_first = list(reversed(ids))
+    # The default order is the triage queue's: no alert has a case (severity) yet, so the oldest comes first.
+    queue_order = ids
     sign_in(page, stack.url)
     page.goto("/alerts")
-    assert shown_ids(page) == newest_first
+    assert shown_ids(page) == queue_order
 
     filters = page.get_by_role("search", name="Filter alerts")
     filters.get_by_label("Organization").select_option("BETA")
     navigate(page, filters.get_by_role("button", name="Apply"))
     expect(page).to_have_url(re.compile(r"/alerts\?org=BETA$"))
-    assert shown_ids(page) == [ids[3], ids[2]]
+    assert shown_ids(page) == [ids[2], ids[3]]
 
     filters.get_by_label("Provider").select_option("okta")
     navigate(page, filters.get_by_role("button", name="Apply"))
     assert shown_ids(page) == [ids[2]]
 
     page.goto("/alerts?provider=cloudflare")
-    assert shown_ids(page) == [ids[3], ids[1]]
+    assert shown_ids(page) == [ids[1], ids[3]]
     page.goto("/alerts?type=WAF+rule+disabled")
     assert shown_ids(page) == [ids[3]]
     expect(filters.get_by_label("Alert type")).to_have_value("WAF rule disabled")
     page.goto("/alerts?status=0")
-    assert shown_ids(page) == newest_first
+    assert shown_ids(page) == queue_order
     page.goto("/alerts?status=15")
     assert shown_ids(page) == []
-    expect(page.locator("#alerts-table tbody")).to_contain_text("No alerts match these filters.")
+    expect(page.locator("#alert-rows")).to_contain_text("No alerts match these filters.")
 
     page.goto("/alerts")
     filters.get_by_label("Search content").fill("needle-42")
@@ -265,13 +291,13 @@ def test_filters_and_search_narrow_the_rows(quiet_page: Page, quiet_stack: Conso
     expect(page).to_have_url(re.compile(r"q=needle-42"))
     assert shown_ids(page) == [ids[0]]
     navigate(page, page.get_by_role("link", name="Clear"))
-    assert shown_ids(page) == newest_first
+    assert shown_ids(page) == queue_order
 
     # Time range: presets, and a custom range typed in the browser's zone (New York here), not UTC.
     filters.get_by_label("Time range").select_option("1h")
     navigate(page, filters.get_by_role("button", name="Apply"))
     expect(page).to_have_url(re.compile(r"/alerts\?range=1h$"))
-    assert shown_ids(page) == newest_first
+    assert shown_ids(page) == queue_order
     created = datetime.fromtimestamp(alerts[0]["created_at"], tz=ZoneInfo("America/New_York")).replace(tzinfo=None)
 
     def custom_range(start: datetime, end: datetime) -> list[str]:
@@ -282,7 +308,7 @@ def test_filters_and_search_narrow_the_rows(quiet_page: Page, quiet_stack: Conso
         expect(page).to_have_url(re.compile(r"range=custom.*tz=America%2FNew_York"))
         return shown_ids(page)
 
-    assert custom_range(created - timedelta(minutes=5), created + timedelta(minutes=5)) == newest_first
+    assert custom_range(created - timedelta(minutes=5), created + timedelta(minutes=5)) == queue_order
     # The alerts' UTC wall-clock time, typed in New York, is 4-5 hours away from them: a server that read
     # the browser's datetime-local values as UTC would wrongly match here (and miss the window above).
     as_utc = datetime.fromtimestamp(alerts[0]["created_at"], tz=UTC).replace(tzinfo=None)
@@ -303,12 +329,12 @@ def test_older_and_newer_pages_keep_the_filters(quiet_page: Page, quiet_stack: C
     post_batch(stack, key, [untyped("BETA", "okta", f'{{"n": {n}}}') for n in range(5)])
     expected = list(reversed(acme))
     sign_in(page, stack.url)
-    page.goto("/alerts?org=ACME&limit=25")
+    page.goto("/alerts?org=ACME&limit=25&sort=-created")
     assert shown_ids(page) == expected[:25]
     expect(page.get_by_role("link", name="← Newer")).to_have_count(0)
 
     navigate(page, page.get_by_role("link", name="Older →"))
-    expect(page).to_have_url(re.compile(r"org=ACME.*limit=25.*cursor="))
+    expect(page).to_have_url(re.compile(r"org=ACME.*sort=-created.*limit=25.*cursor="))
     assert shown_ids(page) == expected[25:50]
     navigate(page, page.get_by_role("link", name="Older →"))
     assert shown_ids(page) == expected[50:]
@@ -316,7 +342,7 @@ def test_older_and_newer_pages_keep_the_filters(quiet_page: Page, quiet_stack: C
     deep_url = page.url
 
     navigate(page, page.get_by_role("link", name="← Newer"))
-    expect(page).to_have_url(re.compile(r"org=ACME.*newer="))
+    expect(page).to_have_url(re.compile(r"org=ACME.*sort=-created.*newer="))
     assert shown_ids(page) == expected[25:50]
     navigate(page, page.get_by_role("link", name="← Newer"))
     assert shown_ids(page) == expected[:25]
@@ -327,7 +353,7 @@ def test_older_and_newer_pages_keep_the_filters(quiet_page: Page, quiet_stack: C
     other.goto(deep_url)
     assert shown_ids(other) == expected[50:]
     other.close()
-    page.goto("/alerts?cursor=not-a-cursor")
+    page.goto("/alerts?sort=-created&cursor=not-a-cursor")
     expect(page.get_by_role("alert")).to_contain_text("cursor is not valid")
 
 

@@ -1,4 +1,5 @@
-"""Alerts page (list, filters, live status) and alert detail (content, entities, steps, timeline, actions)."""
+"""Alerts page (the triage queue: filters, sort, live rows and new alerts) and alert detail (content, entities,
+steps, timeline, actions)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,20 @@ from typing import Annotated
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Form, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
 
 from vigil.alerts import service
 from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH, InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.alerts.schemas import AlertFilters
+from vigil.console import queue
 from vigil.console.deps import IdentityDep, WriterDep
 from vigil.console.rendering import render
 from vigil.console.timezones import browser_zone
 from vigil.db.base import epoch_now
+from vigil.db.pagination import decode_cursor, encode_cursor
 from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed, VigilError
 from vigil.investigations import service as investigations
 from vigil.investigations.entities import EntityKind
@@ -30,6 +34,8 @@ from vigil.web.deps import DbDep, EngineDep
 router = APIRouter()
 
 PAGE_SIZES = (25, 50, 100, 200)
+#: Columns whose first click sorts highest (or latest) first.
+DESCENDING_FIRST = frozenset({"severity", "confidence", "created", "completed"})
 TIME_PRESETS = {"1h": ("Last hour", 3600), "24h": ("Last 24 hours", 86_400), "7d": ("Last 7 days", 7 * 86_400)}
 TIME_PRESETS["30d"] = ("Last 30 days", 30 * 86_400)
 #: At most this many pending rows are kept live (newest first), which keeps the poll's URL a few KiB.
@@ -54,7 +60,7 @@ NOTICES = {
 
 @dataclass
 class ListQuery:
-    """The Alerts page's filters as they arrive in the URL (a GET form, so every view is a shareable link)."""
+    """The Alerts page's filters and order as they arrive in the URL (a GET form: every view is a shareable link)."""
 
     org: str = ""
     provider: str = ""
@@ -66,10 +72,11 @@ class ListQuery:
     before: str = ""
     tz: str = ""
     limit: int = 50
+    sort: str = queue.DEFAULT_SORT
     errors: list[str] = field(default_factory=list)
 
-    def params(self) -> dict[str, str]:
-        """Non-empty filter parameters, for the pager's links."""
+    def filter_params(self) -> dict[str, str]:
+        """Non-empty filter parameters (what the live feed needs to pick the same alerts)."""
         values = {
             "org": self.org,
             "provider": self.provider,
@@ -80,12 +87,33 @@ class ListQuery:
             "after": self.after if self.range == "custom" else "",
             "before": self.before if self.range == "custom" else "",
             "tz": self.tz if self.range == "custom" else "",
-            "limit": "" if self.limit == 50 else str(self.limit),
         }
         return {name: value for name, value in values.items() if value}
 
+    def params(self) -> dict[str, str]:
+        """Filters, order and page size: the view the pager, the sort links and saved filters keep."""
+        extra = {
+            "sort": "" if self.sort == queue.DEFAULT_SORT else self.sort,
+            "limit": "" if self.limit == 50 else str(self.limit),
+        }
+        return {**self.filter_params(), **{name: value for name, value in extra.items() if value}}
+
     def is_filtered(self) -> bool:
-        return any(name != "limit" for name in self.params())
+        return bool(self.filter_params())
+
+    def sort_link(self, column: str) -> str:
+        """The URL that sorts by `column`: the other direction when it is the current order, else its natural
+        first direction (highest first for severity, confidence and times; A to Z for names). First page."""
+        if self.sort.removeprefix("-") == column:
+            target = column if self.sort.startswith("-") else f"-{column}"
+        else:
+            target = f"-{column}" if column in DESCENDING_FIRST else column
+        return f"/alerts?{urlencode({**self.params(), 'sort': target})}"
+
+    def aria_sort(self, column: str) -> str:
+        if self.sort.removeprefix("-") != column:
+            return "none"
+        return "descending" if self.sort.startswith("-") else "ascending"
 
     def filters(self, now: int) -> AlertFilters:
         """The service's filters; problems are collected in `errors` (shown above the table)."""
@@ -140,29 +168,7 @@ class ListQuery:
         return int(local.timestamp())
 
 
-def row_version(alert: Alert) -> str:
-    """Changes whenever a row's visible investigation state does, so live polls re-render only those rows."""
-    return f"{alert.investigation_status}.{alert.modified_at}.{int(alert.investigator is not None)}"
-
-
-def _rows_context(
-    identity: ConsoleIdentity, alerts: list[Alert], links: dict[uuid.UUID, uuid.UUID]
-) -> dict[str, object]:
-    pending = [a for a in alerts if service.is_investigation_pending(a)][:MAX_LIVE_ROWS]
-    return {
-        "alerts": alerts,
-        "links": links,
-        "pending": {a.alert_uuid for a in pending},
-        "live_params": urlencode([("a", f"{a.alert_uuid}:{row_version(a)}") for a in pending]),
-        "identity": identity,
-    }
-
-
-@router.get("/alerts")
-def alert_list(
-    request: Request,
-    identity: IdentityDep,
-    db: DbDep,
+def list_query(
     org: str = "",
     provider: str = "",
     status: str = "",
@@ -173,9 +179,9 @@ def alert_list(
     before: str = "",
     tz: str = "",
     limit: int = 50,
-    cursor: str = "",
-    newer: str = "",
-) -> Response:
+    sort: str = "",
+) -> ListQuery:
+    """The list's and the live feed's query parameters, read the same way for both."""
     query = ListQuery(
         org=org.strip().upper(),
         provider=provider.strip().lower(),
@@ -188,9 +194,76 @@ def alert_list(
         tz=tz.strip(),
         limit=limit if limit in PAGE_SIZES else 50,
     )
+    if sort.strip():
+        chosen = queue.parse_sort(sort.strip())
+        if chosen is None:
+            query.errors.append(f"Unknown sort {sort.strip()[:40]!r}.")
+        else:
+            query.sort = chosen
+    return query
+
+
+ListQueryDep = Annotated[ListQuery, Depends(list_query)]
+
+
+def row_version(alert: Alert) -> str:
+    """Changes whenever a row's visible investigation state does, so live polls re-render only those rows."""
+    return f"{alert.investigation_status}.{alert.modified_at}.{int(alert.investigator is not None)}"
+
+
+def _rows_context(
+    session: Session,
+    identity: ConsoleIdentity,
+    alerts: list[Alert],
+    feed: dict[str, str] | None,
+) -> dict[str, object]:
+    """What the rows and the poller need: each row's case, playbook link and provider name; the pending rows
+    to keep live and, when `feed` (filters and a `since` cursor) is given, the next "newer than" poll."""
+    pending = [a for a in alerts if service.is_investigation_pending(a)][:MAX_LIVE_ROWS]
+    watched = [("a", f"{a.alert_uuid}:{row_version(a)}") for a in pending]
+    return {
+        "alerts": alerts,
+        "links": service.investigator_links(session, alerts),
+        "cases": queue.cases_by_alert(session, identity.principal, alerts),
+        "provider_names": {p.alert_provider: p.name for p in orgs_service.list_all_providers(session)},
+        "pending": {a.alert_uuid for a in pending},
+        "live_on": bool(pending),
+        "live_params": urlencode([*(feed or {}).items(), *watched]) if feed or watched else "",
+        "identity": identity,
+    }
+
+
+def _pager(query: ListQuery, window: service.AlertWindow | None, page: int, has_next: bool) -> dict[str, str | None]:
+    """Pager links: Older/Newer keyset cursors for the newest-first view, Previous/Next pages for the others."""
+    base = query.params()
+    if window is not None:
+        older, newer = window.older_cursor, window.newer_cursor
+        return {
+            "older_url": f"/alerts?{urlencode({**base, 'cursor': older})}" if older else None,
+            "newer_url": f"/alerts?{urlencode({**base, 'newer': newer})}" if newer else None,
+        }
+    return {
+        "previous_url": f"/alerts?{urlencode({**base, 'page': page - 1})}" if page > 1 else None,
+        "next_url": f"/alerts?{urlencode({**base, 'page': page + 1})}" if has_next else None,
+    }
+
+
+@router.get("/alerts")
+def alert_list(
+    request: Request,
+    identity: IdentityDep,
+    db: DbDep,
+    query: ListQueryDep,
+    cursor: str = "",
+    newer: str = "",
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+) -> Response:
     principal = identity.principal
-    window = service.AlertWindow(alerts=[], older_cursor=None, newer_cursor=None)
-    links: dict[uuid.UUID, uuid.UUID] = {}
+    keyset = query.sort == queue.NEWEST_SORT
+    window = service.AlertWindow(alerts=[], older_cursor=None, newer_cursor=None) if keyset else None
+    alerts: list[Alert] = []
+    has_next = False
+    feed: dict[str, str] | None = None
     with db.read() as session:
         organizations = orgs_service.list_organizations(session, principal)
         providers = orgs_service.list_providers(session)
@@ -198,15 +271,26 @@ def alert_list(
         filters = query.filters(epoch_now())
         if not query.errors:
             try:
-                window = service.browse_alerts(
-                    session, principal, filters, older_than=cursor or None, newer_than=newer or None, limit=query.limit
-                )
+                if keyset:
+                    window = service.browse_alerts(
+                        session,
+                        principal,
+                        filters,
+                        older_than=cursor or None,
+                        newer_than=newer or None,
+                        limit=query.limit,
+                    )
+                    alerts = window.alerts
+                else:
+                    found = queue.sorted_page(session, principal, filters, query.sort, page, query.limit)
+                    alerts, has_next = found.alerts, found.has_next
+                feed = {**query.filter_params(), "since": encode_cursor(queue.last_id(session, principal, filters))}
             except Forbidden:
                 query.errors.append(f"You have no access to organization {query.org}.")
             except VigilError as error:
                 query.errors.append(error.message)
-            links = service.investigator_links(session, window.alerts)
-    base = query.params()
+        rows = _rows_context(session, identity, alerts, feed)
+    first_page = not (cursor or newer or page > 1)
     return render(
         request,
         "alerts/list.html",
@@ -218,23 +302,26 @@ def alert_list(
             "statuses": list(InvestigationStatus),
             "time_presets": TIME_PRESETS,
             "page_sizes": PAGE_SIZES,
-            "older_url": f"/alerts?{urlencode({**base, 'cursor': window.older_cursor})}"
-            if window.older_cursor
-            else None,
-            "newer_url": f"/alerts?{urlencode({**base, 'newer': window.newer_cursor})}"
-            if window.newer_cursor
-            else None,
-            "first_url": f"/alerts?{urlencode(base)}" if cursor or newer else None,
-            **_rows_context(identity, window.alerts, links),
+            # New alerts belong at the top only of the newest-first view's first page; elsewhere a bar offers them.
+            "prepend_new": keyset and first_page,
+            "first_url": None if first_page else f"/alerts?{urlencode(query.params())}",
+            **_pager(query, window, page, has_next),
+            **rows,
         },
     )
 
 
 @router.get("/alerts/live")
 def alert_rows_live(
-    request: Request, identity: IdentityDep, db: DbDep, a: Annotated[list[str] | None, Query()] = None
+    request: Request,
+    identity: IdentityDep,
+    db: DbDep,
+    query: ListQueryDep,
+    a: Annotated[list[str] | None, Query()] = None,
+    since: str = "",
 ) -> Response:
-    """Poll target of the Alerts page: changed rows (swapped in by id) and the next poller, or none when done."""
+    """Poll target of the Alerts page: changed rows (swapped in by id), alerts newer than `since` that match the
+    page's filters (prepended to the page's new-alerts section), and the next poller."""
     seen: dict[uuid.UUID, str] = {}
     for item in (a or [])[:MAX_LIVE_ROWS]:
         text, _, version = item.partition(":")
@@ -242,12 +329,24 @@ def alert_rows_live(
             seen[uuid.UUID(text)] = version
         except ValueError:
             continue
+    arrived: list[Alert] = []
+    feed: dict[str, str] | None = None
     with db.read() as session:
-        alerts = service.alerts_by_uuid(session, identity.principal, seen.keys())
-        changed = [alert for alert in alerts if row_version(alert) != seen[alert.alert_uuid]]
-        links = service.investigator_links(session, changed)
-    context = _rows_context(identity, alerts, links)
+        watched = service.alerts_by_uuid(session, identity.principal, seen.keys())
+        changed = [alert for alert in watched if row_version(alert) != seen[alert.alert_uuid]]
+        filters = query.filters(epoch_now())
+        if since and not query.errors:
+            try:
+                last = decode_cursor(since)
+                arrived = queue.newer_than(session, identity.principal, filters, last)
+                last = max([last, *(alert.id for alert in arrived)])
+                feed = {**query.filter_params(), "since": encode_cursor(last)}
+            except VigilError:
+                feed = None  # an altered URL or a revoked organization: stop following new alerts
+        arrived.reverse()  # newest at the top
+        context = _rows_context(session, identity, [*arrived, *watched], feed)
     context["changed"] = changed
+    context["arrived"] = arrived
     return render(request, "alerts/live.html", context)
 
 
