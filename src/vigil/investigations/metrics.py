@@ -7,7 +7,7 @@ index (see `operations_snapshot`).
 
 from __future__ import annotations
 
-from sqlalchemy import Select, case, func, select
+from sqlalchemy import ColumnElement, SQLColumnExpression, case, func, select
 from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import EvidenceStatus
@@ -52,7 +52,7 @@ def operations_snapshot(session: Session) -> OperationsSnapshot:
     type, which stay Created and are not counted). Finished statuses, durations and skill errors cover alerts
     received in the last 24 h, reached through `ix_alerts_created_at` (and steps through their unique
     (alert, attempt, position) index): counting Completed over all time is an index-only scan of every alert
-    (143 ms on a million, measured) and an all-time histogram or error counter would read every alert or step per
+    (143 ms on a million on PostgreSQL, measured: docs/operations.md) and an all-time histogram or error counter would read every alert or step per
     scrape, or need a running total kept by the engine. Chat checkpoints have no status index, but there is one
     row per question put to a person: orders of magnitude fewer than alerts.
     """
@@ -74,7 +74,12 @@ def operations_snapshot(session: Session) -> OperationsSnapshot:
 def _queue(session: Session) -> list[QueueGroup]:
     rows = session.execute(
         select(Alert.organization_code, Alert.investigation_status, func.count(), func.min(Alert.created_at))
-        .where(Alert.investigation_status.in_([int(s) for s in PENDING]), Alert.alert_type.is_not(None))
+        .where(
+            # Through the ids the (status, id) index lists: a plain status filter lets SQLite, once ANALYZE has
+            # run, scan every alert instead (it assumes statuses are evenly spread).
+            Alert.id.in_(select(Alert.id).where(Alert.investigation_status.in_([int(s) for s in PENDING]))),
+            Alert.alert_type.is_not(None),
+        )
         .group_by(Alert.organization_code, Alert.investigation_status)
     ).all()
     return [
@@ -84,21 +89,25 @@ def _queue(session: Session) -> list[QueueGroup]:
 
 
 def _open_by_status(session: Session) -> dict[str, int]:
-    counted = _count_by_status(session, select().where(Alert.investigation_status.in_([int(x) for x in OPEN])))
-    return {status_name(status): counted.get(status, 0) for status in OPEN}
+    return _count_by_status(session, Alert.investigation_status, OPEN)
 
 
 def _finished_by_status(session: Session, since: int) -> dict[str, int]:
-    finished = Alert.investigation_status.in_([int(x) for x in FINISHED])
-    counted = _count_by_status(session, select().where(finished, Alert.created_at >= since))
-    return {status_name(status): counted.get(status, 0) for status in FINISHED}
+    return _count_by_status(session, _unindexed_status(), FINISHED, Alert.created_at >= since)
 
 
-def _count_by_status(session: Session, scope: Select[tuple[()]]) -> dict[int, int]:
+def _count_by_status(
+    session: Session,
+    status: SQLColumnExpression[int],
+    statuses: tuple[InvestigationStatus, ...],
+    *window: ColumnElement[bool],
+) -> dict[str, int]:
+    """Alerts in each of `statuses` (0 for an empty one), optionally within a window."""
     rows = session.execute(
-        scope.add_columns(Alert.investigation_status, func.count()).group_by(Alert.investigation_status)
+        select(status, func.count()).where(status.in_([int(x) for x in statuses]), *window).group_by(status)
     ).all()
-    return {int(status): int(n) for status, n in rows}
+    counted = {int(value): int(n) for value, n in rows}
+    return {status_name(x): counted.get(int(x), 0) for x in statuses}
 
 
 def _durations(session: Session, since: int) -> DurationWindow:
@@ -107,11 +116,17 @@ def _durations(session: Session, since: int) -> DurationWindow:
     row = session.execute(
         select(func.count(), func.coalesce(func.sum(duration), 0), *buckets).where(
             Alert.created_at >= since,
-            Alert.investigation_status == int(InvestigationStatus.COMPLETED),
+            _unindexed_status() == int(InvestigationStatus.COMPLETED),
             Alert.completed_at.is_not(None),
         )
     ).one()
     return DurationWindow(cumulative=tuple(int(n) for n in row[2:]), count=int(row[0]), total_seconds=float(row[1]))
+
+
+def _unindexed_status() -> ColumnElement[int]:
+    """`investigation_status + 0`: keeps `ix_alerts_status_id` out of a windowed query's plan. Without statistics
+    SQLite prefers an index equality (Completed: nearly every alert) over the 24 h `created_at` range."""
+    return Alert.investigation_status + 0
 
 
 def _checkpoint_waits(session: Session) -> tuple[int, int | None]:
@@ -126,9 +141,10 @@ def _checkpoint_waits(session: Session) -> tuple[int, int | None]:
 def _skill_errors(session: Session, since: int) -> list[SkillErrors]:
     rows = session.execute(
         select(InvestigationStep.skill_id, func.count())
-        .join(Alert, Alert.alert_uuid == InvestigationStep.alert_uuid)
         .where(
-            Alert.created_at >= since,
+            # IN (recent alerts) rather than a join: SQLite then probes the steps' (alert_uuid, …) index per recent
+            # alert instead of scanning every step.
+            InvestigationStep.alert_uuid.in_(select(Alert.alert_uuid).where(Alert.created_at >= since)),
             InvestigationStep.status == EvidenceStatus.ERROR.value,
             InvestigationStep.skill_id.is_not(None),
         )
