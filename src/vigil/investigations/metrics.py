@@ -52,9 +52,9 @@ def operations_snapshot(session: Session) -> OperationsSnapshot:
     type, which stay Created and are not counted). Finished statuses, durations and skill errors cover alerts
     received in the last 24 h, reached through `ix_alerts_created_at` (and steps through their unique
     (alert, attempt, position) index): counting Completed over all time is an index-only scan of every alert
-    (143 ms on a million on PostgreSQL, measured: docs/operations.md) and an all-time histogram or error counter would read every alert or step per
-    scrape, or need a running total kept by the engine. Chat checkpoints have no status index, but there is one
-    row per question put to a person: orders of magnitude fewer than alerts.
+    (143 ms on a million on PostgreSQL, docs/operations.md), and an all-time histogram or error counter would read
+    every alert or step per scrape, or need a running total kept by the engine. Chat checkpoints have no status
+    index, but there is one row per question put to a person: orders of magnitude fewer than alerts.
     """
     now = epoch_now()
     since = now - RECENT_WINDOW_SECONDS
