@@ -71,10 +71,11 @@ def ai_usage_exposition(rows: Iterable[AiUsage], investigations: Iterable[tuple[
     return generate_latest(registry)
 
 
-#: Investigation duration buckets (seconds): automated runs take seconds to minutes, runs that wait for a
-#: person in chat take minutes to hours (checkpoint timeouts reach a day).
+#: Investigation duration buckets (seconds): automated runs take seconds to minutes; a run that waits for a person
+#: in chat takes up to its checkpoint timeout (15 min by default, hours when a playbook or organization says so).
 DURATION_BUCKETS: tuple[int, ...] = (10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400)
-#: The window the duration histogram and the skill errors cover (alerts received in the last 24 h).
+#: The window of the finished statuses, the duration histogram and the skill errors (alerts received in the last
+#: 24 h): bounded scans through the created_at index (see investigations/metrics.py).
 RECENT_WINDOW_SECONDS = 86_400
 
 
