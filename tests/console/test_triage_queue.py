@@ -17,7 +17,7 @@ from tests.console.test_alerts_page import console_stack, navigate, post_batch, 
 from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.mde import MdeFake
 from tests.fakes.slack import SlackFake
-from tests.support.console import DESKTOP, ConsoleStack, sign_in
+from tests.support.console import DESKTOP, ConsoleStack, screenshot, sign_in
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.cases.models import Case
@@ -134,6 +134,7 @@ def test_queue_fits_1366_sorts_by_severity_and_saves_filters(queue_page: Page, q
     page.screenshot(path=str(DOCS_IMAGE))
     page.set_viewport_size({"width": 1920, "height": 1080})
     assert page.evaluate("document.documentElement.scrollWidth") <= 1920
+    screenshot(page, "alerts-queue-1920")
     page.set_viewport_size(DESKTOP)
 
     # Another column: clicking its header sorts by it, again reverses; the order survives filters and pages.
