@@ -114,8 +114,8 @@ def test_analyst_works_a_case_from_list_to_close(page: Page, stack: ConsoleStack
     evidence = page.locator(".evidence-step")
     expect(evidence.first).to_contain_text("Look up related alerts")
     expect(evidence.last).to_contain_text("analyze")
-    evidence.first.locator("summary").click()
-    expect(evidence.first.locator("pre").first).to_be_visible()
+    evidence.first.locator("summary").first.click()
+    expect(evidence.first.locator(".related-alerts, pre").first).to_be_visible()  # related alerts read as a table
     expect(timeline(page)).to_contain_text("Vigil AI")
     expect(page.get_by_role("link", name="Investigator", exact=True)).to_have_attribute(
         "href", re.compile(r"^/investigators/")
@@ -123,7 +123,7 @@ def test_analyst_works_a_case_from_list_to_close(page: Page, stack: ConsoleStack
     screenshot(page, "case-detail")
 
     page.get_by_label("Status").select_option("in_progress")
-    page.locator("form:has(#set-status)").get_by_role("button", name="Set").click()
+    page.locator("form:has(#set-status)").get_by_role("button", name="Update status").click()
     expect(page.get_by_role("status").first).to_have_text("Status updated.")
     expect(timeline(page)).to_contain_text(f"{ANALYST}")
     expect(timeline(page)).to_contain_text("Status: new → in progress")
@@ -132,8 +132,8 @@ def test_analyst_works_a_case_from_list_to_close(page: Page, stack: ConsoleStack
     expect(page.locator(".case-facts")).to_contain_text(ANALYST)
     expect(timeline(page)).to_contain_text(f"Assignee: unassigned → {ANALYST}")
 
-    closing_too_early = page.locator("form.close-form")
-    expect(closing_too_early.get_by_label("Final disposition")).to_be_visible()
+    lifecycle = page.locator("form.lifecycle-form")
+    expect(lifecycle.get_by_label("Final disposition")).to_be_hidden()  # until Closed is chosen
 
     page.get_by_label("Disposition", exact=True).select_option("false_positive")
     page.locator("form:has(#set-disposition)").get_by_role("button", name="Set").click()
@@ -145,6 +145,8 @@ def test_analyst_works_a_case_from_list_to_close(page: Page, stack: ConsoleStack
     expect(page.locator(".comment")).to_contain_text(ANALYST)
     expect(timeline(page)).to_contain_text("Comment: Called the user")
 
+    page.get_by_label("Status").select_option("closed")
+    expect(lifecycle.get_by_label("Final disposition")).to_have_value("false_positive")
     page.get_by_label("Closing note").fill("Confirmed with the user.")
     page.get_by_role("button", name="Close case").click()
     expect(page.get_by_role("status").first).to_have_text("Case closed.")
@@ -211,8 +213,7 @@ def test_viewer_reads_without_controls_and_cannot_post(page: Page, stack: Consol
     for path, form in (
         ("change", {"field": "status", "value": "closed"}),
         ("comments", {"body": "hi"}),
-        ("close", {"disposition": "false_positive"}),
-        ("reopen", {}),
+        ("change", {"field": "status", "value": "closed", "disposition": "false_positive"}),
     ):
         response = page.request.post(f"/cases/{case_id}/{path}", form={"csrf_token": token, **form})
         assert response.status == 403, path
@@ -251,10 +252,10 @@ def test_case_pages_fit_a_phone(browser: Browser, stack: ConsoleStack) -> None:
         expect(phone.locator(f"tr[data-case-id='{case_id}']")).to_be_visible()
         screenshot(phone, "cases-list-phone")
         phone.goto(f"/cases/{case_id}")
-        expect(phone.get_by_role("button", name="Close case")).to_be_visible()
+        expect(phone.get_by_role("button", name="Update status")).to_be_visible()
         width = phone.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"page scrolls sideways ({width}px)"
-        button = phone.get_by_role("button", name="Close case").bounding_box()
+        button = phone.get_by_role("button", name="Update status").bounding_box()
         assert button is not None and button["x"] + button["width"] <= PHONE["width"]
         screenshot(phone, "case-detail-phone")
     finally:

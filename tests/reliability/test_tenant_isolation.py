@@ -123,8 +123,6 @@ def _bodies(code: str) -> dict[tuple[str, str], dict[str, Any]]:
         ("POST", "/alerts/{alert_ref}/retry"): {},
         ("POST", "/alerts/{alert_ref}/type"): {"alert_type": "Taken over"},
         ("POST", "/cases/{case_ref}/change"): {"field": "status", "value": "closed"},
-        ("POST", "/cases/{case_ref}/close"): {"disposition": "false_positive"},
-        ("POST", "/cases/{case_ref}/reopen"): {},
         ("POST", "/cases/{case_ref}/comments"): {"body": "taken over"},
         ("POST", "/investigators/{playbook_uuid}/edit"): {"op": "save", "note": "taken over"},
         ("POST", "/integrations/{integration_id}/connections"): {

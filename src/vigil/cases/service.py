@@ -65,7 +65,7 @@ def open_case_for_alert(
     if case is not None:
         for name, value in fields.items():
             setattr(case, name, value)
-        _event(session, case.case_uuid, "reinvestigated", f"Investigation attempt {attempt} refreshed the analysis")
+        _event(session, case.case_uuid, "reinvestigated", f"Retry {attempt} refreshed the analysis")
         return case
     number = increment_counter(session, CaseCounter, {"organization_uuid": alert.organization_uuid})
     case = Case(
@@ -221,24 +221,21 @@ def close_case(
     disposition: CaseDisposition | None = None,
     comment: str | None = None,
     submission_id: str | None = None,
+    expected_status: str | None = None,
 ) -> Case:
-    """Close with a disposition (the given one, else the case's current one, which must not be pending)."""
+    """Close with a disposition (the given one, else the case's current one, which must not be pending).
+
+    `expected_status` is the status the analyst's form showed: if it moved meanwhile, 409 instead of closing.
+    """
     changes = (
         CaseUpdate(status=CaseStatus.CLOSED)
         if disposition is None
         else CaseUpdate(status=CaseStatus.CLOSED, disposition=disposition)
     )
-    case = update_case(session, principal, case_ref, changes, actor=actor)
+    expected = {"status": expected_status} if expected_status else None
+    case = update_case(session, principal, case_ref, changes, actor=actor, expected=expected)
     if comment and comment.strip():
         add_comment(session, principal, case.case_id, author=actor, body=comment, submission_id=submission_id)
-    return case
-
-
-def reopen_case(session: Session, principal: Principal, case_ref: str, *, actor: str) -> Case:
-    """A closed case goes back to in progress (closed_at cleared); an open case is left as it is."""
-    case = get_case(session, principal, case_ref)
-    if case.status == CaseStatus.CLOSED.value:
-        _change(session, case, "status", CaseStatus.IN_PROGRESS.value, actor=actor, expected=CaseStatus.CLOSED.value)
     return case
 
 

@@ -50,9 +50,21 @@ def humanize(value: str | None) -> str:
 
 
 def duration_ms(value: float | int | None) -> str:
+    """Milliseconds for reading: "< 1 ms", "412 ms", "4.2 s", "38 s", "2 min 5 s", "1 h 4 min"."""
     if value is None:
         return "—"
-    return f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.1f} s"
+    if value < 1:
+        return "< 1 ms"
+    if value < 1000:
+        return f"{value:.0f} ms"
+    if value < 10_000:
+        return f"{value / 1000:.1f} s"
+    seconds = round(value / 1000)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def nl2br(value: str) -> Markup:

@@ -65,7 +65,7 @@ def _start(session: Session, alert: Alert, attempt: int) -> InvestigationAttempt
             allowed_from={InvestigationStatus.SUBMITTED},
             to=InvestigationStatus.IN_PROGRESS,
             actor=ENGINE_ACTOR,
-            message=f"Investigation attempt {attempt} started",
+            message="Investigation started" if attempt == 0 else f"Investigation started (retry {attempt})",
         )
     elif alert.investigation_status != InvestigationStatus.IN_PROGRESS:
         return None

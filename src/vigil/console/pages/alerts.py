@@ -21,6 +21,7 @@ from vigil.alerts.schemas import AlertFilters
 from vigil.console import queue
 from vigil.console.deps import IdentityDep, WriterDep
 from vigil.console.rendering import render
+from vigil.console.report import alert_report
 from vigil.console.timezones import browser_zone
 from vigil.db.base import epoch_now
 from vigil.db.pagination import decode_cursor, encode_cursor
@@ -361,10 +362,12 @@ def _detail_context(
             raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
         investigation = service.alert_investigation(session, alert)
         timeline = service.alert_timeline(session, alert)
+        report = alert_report(session, identity.principal, alert, investigation)
     steps = sum(len(record.steps) for record in investigation.attempts)
     return {
         "alert": alert,
         "investigation": investigation,
+        **report,
         "timeline": timeline,
         "pending": service.is_investigation_pending(alert),
         "version": f"{row_version(alert)}.{steps}",

@@ -11,15 +11,15 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from vigil.ai.schemas import Citation
 from vigil.cases import service as cases_service
 from vigil.cases.ai_trail import case_exchanges
-from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
+from vigil.cases.constants import NEXT_STATUSES, CaseDisposition, CaseSeverity, CaseStatus
 from vigil.cases.models import Case
 from vigil.cases.schemas import CaseUpdate, EvidenceOut
 from vigil.console.deps import IdentityDep, WriterDep
 from vigil.console.pages.ai_conversation import conversation, investigated_by
 from vigil.console.rendering import render
+from vigil.console.report import load_citations, step_views
 from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from vigil.orgs import service as orgs_service
 from vigil.playbooks import service as playbooks_service
@@ -117,14 +117,6 @@ def case_list(
     )
 
 
-def _citations(text: str) -> list[Citation]:
-    """The stored citations; a case written before citations existed has none."""
-    try:
-        return [Citation.model_validate(item) for item in json.loads(text or "[]")]
-    except (ValueError, TypeError):
-        return []
-
-
 def _detail_context(session: Session, identity: ConsoleIdentity, case: Case) -> dict[str, Any]:
     investigator = None
     if case.playbook_uuid is not None:
@@ -135,12 +127,15 @@ def _detail_context(session: Session, identity: ConsoleIdentity, case: Case) -> 
         except NotFound:
             investigator = None
     assignable = cases_service.assignable_users(session, case.organization_uuid)
+    citations = load_citations(case.citations)
     return {
         "case": case,
         "findings": _json_list(case.findings),
-        "citations": _citations(case.citations),
+        "citations": citations,
         "actions": _json_list(case.recommended_actions),
-        "evidence": [EvidenceOut.model_validate(step) for step in cases_service.case_evidence(session, case)],
+        "evidence": step_views(
+            [EvidenceOut.model_validate(step) for step in cases_service.case_evidence(session, case)], citations
+        ),
         "investigated_by": investigated_by(case.ai_model),
         "conversation": conversation(case_exchanges(session, case)),
         "timeline": cases_service.case_timeline(session, case),
@@ -148,7 +143,7 @@ def _detail_context(session: Session, identity: ConsoleIdentity, case: Case) -> 
         "investigator": investigator,
         "assignable": assignable,
         "can_assign_me": any(email == identity.email for email, _ in assignable),
-        "statuses": list(CaseStatus),
+        "next_statuses": NEXT_STATUSES[CaseStatus(case.status)],
         "severities": list(CaseSeverity),
         "dispositions": list(CaseDisposition),
         "closing_dispositions": [d for d in CaseDisposition if d is not CaseDisposition.PENDING],
@@ -170,6 +165,7 @@ def _detail_page(
     error: str | None = None,
     error_field: str | None = None,
     comment_draft: str = "",
+    lifecycle_draft: dict[str, str] | None = None,
     status_code: int = 200,
 ) -> Response:
     with db.read() as session:
@@ -180,6 +176,7 @@ def _detail_page(
         error=error,
         error_field=error_field,
         comment_draft=comment_draft,
+        lifecycle_draft=lifecycle_draft or {},
         done=DONE_MESSAGES.get(done or ""),
     )
     return render(request, "cases/detail.html", context, status_code=status_code)
@@ -217,10 +214,19 @@ def change_case(
     field: Annotated[str, Form()],
     value: Annotated[str, Form()] = "",
     expected: Annotated[str, Form()] = "",
+    disposition: Annotated[str, Form()] = "",
+    comment: Annotated[str, Form()] = "",
+    submission_id: Annotated[str, Form()] = "",
 ) -> Response:
-    """One field from the detail page's controls; `expected` is the value the page showed (409 if it moved)."""
+    """One field from the detail page's controls; `expected` is the value the page showed (409 if it moved).
+
+    A status change is the lifecycle control: closing takes the disposition and closing note sent with it.
+    """
     if field not in CHANGEABLE:
         raise ValidationFailed(f"Unknown case field {field!r}.", code="invalid_field")
+    if field == "status" and value == CaseStatus.CLOSED.value:
+        draft = {"status": value, "disposition": disposition, "comment": comment}
+        return _close(request, identity, db, case_ref, draft, expected=expected, submission_id=submission_id)
     try:
         if field == "assignee":
             changes = CaseUpdate(assignee=value or None)
@@ -245,22 +251,24 @@ def change_case(
                 expected={field: expected or None},
             )
             case_id = case.case_id
+            reopened = field == "status" and expected == CaseStatus.CLOSED.value and case.status != expected
     except (ValidationFailed, Conflict) as error:
-        return _refused(request, identity, db, case_ref, error)
-    return _done(case_id, field)
+        return _refused(request, identity, db, case_ref, error, lifecycle_draft={field: value})
+    return _done(case_id, "reopened" if reopened else field)
 
 
-@router.post("/cases/{case_ref}/close")
-def close_case(
+def _close(
     request: Request,
-    case_ref: str,
-    identity: WriterDep,
+    identity: ConsoleIdentity,
     db: DbDep,
-    disposition: Annotated[str, Form()] = "",
-    comment: Annotated[str, Form()] = "",
-    submission_id: Annotated[str, Form()] = "",
+    case_ref: str,
+    draft: dict[str, str],
+    *,
+    expected: str,
+    submission_id: str,
 ) -> Response:
-    chosen = next((d for d in CaseDisposition if d.value == disposition), None)
+    """Close with the chosen disposition (the service refuses a pending one) and the optional closing note."""
+    chosen = next((d for d in CaseDisposition if d.value == draft["disposition"]), None)
     try:
         with db.write() as session:
             case = cases_service.close_case(
@@ -269,22 +277,14 @@ def close_case(
                 _load_case(session, identity, case_ref).case_id,
                 actor=identity.email,
                 disposition=chosen,
-                comment=comment,
-                submission_id=submission_id or None,
+                comment=draft["comment"],
+                submission_id=f"{submission_id}-close" if submission_id else None,
+                expected_status=expected or None,
             )
             case_id = case.case_id
     except (ValidationFailed, Conflict) as error:
-        return _refused(request, identity, db, case_ref, error, comment_draft=comment)
+        return _refused(request, identity, db, case_ref, error, lifecycle_draft=draft)
     return _done(case_id, "closed")
-
-
-@router.post("/cases/{case_ref}/reopen")
-def reopen_case(request: Request, case_ref: str, identity: WriterDep, db: DbDep) -> Response:
-    with db.write() as session:
-        case_ref = _load_case(session, identity, case_ref).case_id
-        case = cases_service.reopen_case(session, identity.principal, case_ref, actor=identity.email)
-        case_id = case.case_id
-    return _done(case_id, "reopened")
 
 
 @router.post("/cases/{case_ref}/comments")
