@@ -6,6 +6,7 @@ import random
 import re
 import time
 from collections.abc import Callable
+from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -54,9 +55,12 @@ class RequestContextMiddleware:
 
 
 class BodyGuardMiddleware:
-    """Rejects oversized bodies (413) and non-JSON bodies sent to the API (415) before any parsing.
+    """Rejects oversized bodies (413) and non-JSON bodies sent to the API (415) before any parsing, and NUL
+    characters in the console's paths, query strings and forms (422).
 
-    Bodiless POSTs (e.g. `/retry`) need no Content-Type.
+    Bodiless POSTs (e.g. `/retry`) need no Content-Type. The API's inputs are typed (`vigil.input_types` names the
+    field); the console reads plain strings from queries and forms, and PostgreSQL cannot hold (or even compare
+    against) a NUL, so one check here covers every console page and form instead of each handler guarding.
     """
 
     def __init__(self, app: ASGIApp, limit_for_path: Callable[[str], int], json_prefix: str = "/serviceapi") -> None:
@@ -65,10 +69,17 @@ class BodyGuardMiddleware:
         self.json_prefix = json_prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in {"POST", "PUT", "PATCH"}:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
+        console = not path.startswith(self.json_prefix)
+        if console and (field := _nul_field(path, scope.get("query_string", b""), "query")):
+            await self._reject_nul(scope, receive, send, field)
+            return
+        if scope["method"] not in {"POST", "PUT", "PATCH"}:
+            await self.app(scope, receive, send)
+            return
         headers = dict(scope["headers"])
         limit = self.limit_for_path(path)
         declared = headers.get(b"content-length")
@@ -95,6 +106,9 @@ class BodyGuardMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if console and (field := _nul_field("", body, "form")):
+            await self._reject_nul(scope, receive, send, field)
+            return
         if body and path.startswith(self.json_prefix) and not self._is_webhook(path):
             content_type = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
             if content_type != "application/json":
@@ -126,3 +140,21 @@ class BodyGuardMiddleware:
     @staticmethod
     async def _reject(scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str) -> None:
         await error_response(status, code, message)(scope, receive, send)
+
+    @staticmethod
+    async def _reject_nul(scope: Scope, receive: Receive, send: Send, field: str) -> None:
+        message = f"Invalid or missing fields: {field}."
+        details = [{"field": field, "message": "Text must not contain NUL (\\u0000) characters.", "type": "text_nul"}]
+        await error_response(422, "validation_error", message, details)(scope, receive, send)
+
+
+def _nul_field(path: str, encoded: bytes, where: str) -> str | None:
+    """The first `path` or url-encoded field (`query.q`, `form.name`) holding a NUL, raw or as %00; else None."""
+    if "\x00" in path:
+        return "path"
+    if b"\x00" not in encoded and b"%00" not in encoded:
+        return None  # the common case: one scan in C
+    for name, value in parse_qsl(encoded.decode("latin-1"), keep_blank_values=True):
+        if "\x00" in name or "\x00" in value:
+            return f"{where}.{name.replace(chr(0), '')}"
+    return None
