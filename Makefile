@@ -9,8 +9,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test reliability audit lint check clean
 
+# Vigil supports CPython 3.11 and 3.12 (pyproject's requires-python). A wrong interpreter, or a .venv left by one,
+# stops here with what to do instead of failing deep inside pip.
+SUPPORTED := import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 11) <= v < (3, 13) else \
+	f"Vigil needs Python 3.11 or 3.12; {sys.executable} is {v[0]}.{v[1]}. Run: PYTHON=python3.12 make run")
+
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Vigil needs Python 3.11+"'
+	@$(PYTHON) -c '$(SUPPORTED)'
+	@if [ -x $(BIN)/python ] && ! $(BIN)/python -c '$(SUPPORTED)' 2>/dev/null; then \
+		echo "$(VENV) was made by an unsupported Python: run 'make clean', then this command again." >&2; exit 1; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
