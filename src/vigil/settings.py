@@ -119,7 +119,10 @@ class Settings(BaseSettings):
     skill_retry_attempts: int = Field(default=3, ge=1, description="Tries per skill call on transient errors.")
     skill_retry_backoff_seconds: float = Field(default=1.0, ge=0, description="First in-step retry delay.")
     skill_timeout_seconds: float = Field(default=120.0, gt=0, description="Upper bound for one skill call.")
-    executor_id: str | None = Field(default=None, description="Stable worker identity; default host + role.")
+    executor_id: str | None = Field(
+        default=None,
+        description="A name for this process (default host + role); each start runs as <name>:<token>.",
+    )
     heartbeat_seconds: float = Field(default=5.0, gt=0, description="How often a worker proves it is alive.")
     dead_worker_seconds: float = Field(default=30.0, gt=0, description="Silence after which work is taken over.")
     checkpoint_timeout_seconds: int = Field(
