@@ -22,7 +22,6 @@ from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.cases.models import Case
 
-DOCS_IMAGE = Path(__file__).resolve().parents[2] / "docs" / "img" / "alerts-queue.png"
 HEADERS = [
     "ID",
     "SEVERITY",
@@ -130,8 +129,7 @@ def test_queue_fits_1366_sorts_by_severity_and_saves_filters(queue_page: Page, q
     summary = first.nth(13).locator("summary")
     assert summary.get_attribute("title") == LONG_CONTENT.replace("x", "c", 3)
     assert summary.locator(".content-preview").evaluate("el => el.scrollWidth > el.clientWidth")
-    DOCS_IMAGE.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(DOCS_IMAGE))
+    screenshot(page, "alerts-queue")  # docs/img/alerts-queue.png is this picture
     page.set_viewport_size({"width": 1920, "height": 1080})
     assert page.evaluate("document.documentElement.scrollWidth") <= 1920
     screenshot(page, "alerts-queue-1920")
