@@ -9,11 +9,12 @@ import re
 from typing import Any
 
 import httpx
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, ViewportSize, expect
 
 from tests.console.test_cases_pages import ANALYST, setup_tenants, timeline, wait_for_case
-from tests.support.console import ConsoleStack, screenshot, sign_in
+from tests.support.console import DESKTOP, ConsoleStack, screenshot, sign_in
 
+WIDE = ViewportSize(width=1920, height=1080)
 #: Statuses the lifecycle offers from `new`: every open one but `new` itself, and closing.
 FROM_NEW = ["in_progress", "pending", "waiting_for_customer", "contained", "closed"]
 
@@ -79,6 +80,9 @@ def test_alert_page_reads_like_a_report(page: Page, stack: ConsoleStack) -> None
     expect(row.get_by_role("link", name=first_case)).to_have_attribute("href", f"/cases/{first_case}")
     expect(related_step.locator(".raw-output pre")).to_contain_text('"count"')  # raw JSON kept, folded
     screenshot(page, "alert-detail-report")
+    page.set_viewport_size(WIDE)
+    screenshot(page, "alert-detail-report-1920")
+    page.set_viewport_size(ViewportSize(width=DESKTOP["width"], height=DESKTOP["height"]))
     row.get_by_role("link", name=first["alert_id"]).click()
     expect(page).to_have_url(re.compile(f"/alerts/{first['alert_id']}$"))
     expect(page.get_by_role("heading", level=1)).to_contain_text(first["alert_id"])
@@ -154,3 +158,5 @@ def test_case_lifecycle_is_one_control_the_server_enforces(page: Page, stack: Co
         ("status", "in_progress"),
     ]
     screenshot(page, "case-detail-report")
+    page.set_viewport_size(WIDE)
+    screenshot(page, "case-detail-report-1920")
