@@ -74,8 +74,6 @@ class Ranked(BaseModel):
 
 class Dashboard(BaseModel):
     days: int
-    start: int  # epoch seconds, 00:00 UTC of the window's first day
-    end: int
     organization_code: str | None
     alerts_by_severity: Series
     cases_by_verdict: Series

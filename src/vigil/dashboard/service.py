@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import ColumnElement, Select, and_, case, func, select
@@ -56,50 +57,109 @@ def window_start(now: int, days: int) -> int:
 def build_dashboard(
     session: Session, principal: Principal, *, days: int, now: int, organization_code: str | None = None
 ) -> Dashboard:
-    """Every figure for alerts created in the last `days` UTC days, in the principal's organizations (or one)."""
+    """Every figure for alerts created in the last `days` UTC days, in the principal's organizations (or one).
+
+    Four queries over the window: volumes (with the sums behind MTTA, MTTR and the automation rate folded in),
+    investigation durations, alert types, and the newest alerts' entities.
+    """
     start = window_start(now, days)
     alerts = scoped(select(Alert), principal).select_from(Alert).where(Alert.created_at >= start)
     if organization_code:
         organization = organization_for(session, principal, organization_code)
         alerts = alerts.where(Alert.organization_uuid == organization.organization_uuid)
-    by_severity, by_verdict = _daily(session, alerts, start, days)
+    volumes = _volumes(session, alerts, start, days)
     top_entities, sample = _top_entities(session, alerts)
     return Dashboard(
         days=days,
-        start=start,
-        end=now,
         organization_code=organization_code.strip().upper() if organization_code else None,
-        alerts_by_severity=by_severity,
-        cases_by_verdict=by_verdict,
-        mtta=_mtta(session, alerts),
-        mttr=_mttr(session, alerts),
+        alerts_by_severity=volumes.by_severity,
+        cases_by_verdict=volumes.by_verdict,
+        mtta=_mean(volumes.acknowledged, volumes.acknowledged_seconds, volumes.cases),
+        mttr=_mean(volumes.closed, volumes.closed_seconds, volumes.cases),
         investigation=_investigation_time(session, alerts),
-        automation=_automation(session, alerts),
+        automation=Automation(closed=volumes.closed, automated=volumes.closed - volumes.closed_by_person),
         top_alert_types=_top_alert_types(session, alerts),
         top_entities=top_entities,
         entity_sample=sample,
     )
 
 
-def _daily(session: Session, alerts: Select[Alert], start: int, days: int) -> tuple[Series, Series]:
-    """Alerts per day (of creation) by their case's severity, and cases per day (of opening) by verdict."""
+@dataclass
+class _Volumes:
+    by_severity: Series
+    by_verdict: Series
+    cases: int
+    closed: int
+    closed_seconds: int  # sum over closed cases of alert created → case closed
+    closed_by_person: int
+    acknowledged: int
+    acknowledged_seconds: int  # sum over acknowledged cases of alert created → first action
+
+
+def _volumes(session: Session, alerts: Select[Alert], start: int, days: int) -> _Volumes:
+    """One grouped pass over the window's alerts and their cases: alerts per day (of creation) by severity,
+    cases per day (of opening) by verdict, and the sums behind MTTA, MTTR and the automation rate.
+
+    A case is acknowledged at the first event on its timeline by anyone but Vigil, and closed by a person when
+    the `closed` event stamped at its `closed_at` is a console user's; both are index lookups by case.
+    """
     alert_day = (Alert.created_at // DAY).label("alert_day")
     case_day = (Case.created_at // DAY).label("case_day")
+    closed = _closed()
+    first_action = (
+        select(func.min(CaseEvent.at))
+        .where(CaseEvent.case_uuid == Case.case_uuid, CaseEvent.actor.not_like(f"{VIGIL_ACTOR_PREFIX}%"))
+        .correlate(Case)
+        .scalar_subquery()
+    )
+    closed_by_person = (
+        select(CaseEvent.id)
+        .where(
+            CaseEvent.case_uuid == Case.case_uuid,
+            CaseEvent.kind == "closed",
+            CaseEvent.at == Case.closed_at,
+            CaseEvent.actor.like(f"{PERSON_ACTOR_PREFIX}%"),
+        )
+        .correlate(Case)
+        .exists()
+    )
     query = (
-        alerts.with_only_columns(alert_day, case_day, Case.severity, Case.verdict, func.count())
+        alerts.with_only_columns(
+            alert_day,
+            case_day,
+            Case.severity,
+            Case.verdict,
+            func.count(),
+            func.sum(case((closed, 1), else_=0)),
+            func.sum(case((closed, Case.closed_at - Alert.created_at), else_=0)),
+            func.sum(case((and_(closed, closed_by_person), 1), else_=0)),
+            func.count(first_action),
+            func.sum(first_action - Alert.created_at),
+        )
         .outerjoin(Case, Case.alert_uuid == Alert.alert_uuid)
         .group_by(alert_day, case_day, Case.severity, Case.verdict)
     )
     first = start // DAY
     severity = [[0] * len(SEVERITY_KEYS) for _ in range(days)]
     verdict = [[0] * len(VERDICT_KEYS) for _ in range(days)]
-    for a_day, c_day, sev, ver, count in session.execute(query):
+    volumes = _Volumes(Series(keys=[], days=[]), Series(keys=[], days=[]), 0, 0, 0, 0, 0, 0)
+    for a_day, c_day, sev, ver, count, n_closed, seconds, by_person, acked, acked_seconds in session.execute(query):
         if 0 <= a_day - first < days:
             key = sev if sev in SEVERITY_KEYS else NOT_INVESTIGATED
             severity[a_day - first][SEVERITY_KEYS.index(key)] += count
-        if c_day is not None and 0 <= c_day - first < days and ver in VERDICT_KEYS:
+        if c_day is None:
+            continue
+        volumes.cases += count
+        volumes.closed += int(n_closed or 0)
+        volumes.closed_seconds += int(seconds or 0)
+        volumes.closed_by_person += int(by_person or 0)
+        volumes.acknowledged += int(acked or 0)
+        volumes.acknowledged_seconds += int(acked_seconds or 0)
+        if 0 <= c_day - first < days and ver in VERDICT_KEYS:
             verdict[c_day - first][VERDICT_KEYS.index(ver)] += count
-    return _series(SEVERITY_KEYS, severity, start), _series(VERDICT_KEYS, verdict, start)
+    volumes.by_severity = _series(SEVERITY_KEYS, severity, start)
+    volumes.by_verdict = _series(VERDICT_KEYS, verdict, start)
+    return volumes
 
 
 def _series(keys: list[str], counts: list[list[int]], start: int) -> Series:
@@ -107,69 +167,32 @@ def _series(keys: list[str], counts: list[list[int]], start: int) -> Series:
     return Series(keys=keys, days=[DayStack(day=first + timedelta(days=i), counts=row) for i, row in enumerate(counts)])
 
 
-def _mtta(session: Session, alerts: Select[Alert]) -> MeanTime:
-    """Alert created → the first thing anyone but Vigil did on its case (assign, status, disposition, comment)."""
-    first_touch = (
-        alerts.with_only_columns(Case.case_uuid, (func.min(CaseEvent.at) - Alert.created_at).label("seconds"))
-        .join(Case, Case.alert_uuid == Alert.alert_uuid)
-        .join(CaseEvent, CaseEvent.case_uuid == Case.case_uuid)
-        .where(CaseEvent.actor.not_like(f"{VIGIL_ACTOR_PREFIX}%"))
-        .group_by(Case.case_uuid, Alert.created_at)
-        .subquery()
-    )
-    count, mean = session.execute(select(func.count(), func.avg(first_touch.c.seconds))).one()
-    return MeanTime(count=count, of=_case_count(session, alerts), mean_seconds=_float(mean))
-
-
-def _mttr(session: Session, alerts: Select[Alert]) -> MeanTime:
-    """Alert created → its case closed, over cases that are closed now."""
-    query = alerts.with_only_columns(func.count(), func.avg(Case.closed_at - Alert.created_at)).join(
-        Case, Case.alert_uuid == Alert.alert_uuid
-    )
-    count, mean = session.execute(query.where(_closed())).one()
-    return MeanTime(count=count, of=_case_count(session, alerts), mean_seconds=_float(mean))
-
-
 def _investigation_time(session: Session, alerts: Select[Alert]) -> Percentiles:
-    """Nearest-rank percentiles of created → completed, each read by the database as one ordered row.
+    """Exact nearest-rank percentiles of created → completed.
 
-    SQLite has no percentile function, so instead of `percentile_disc` (PostgreSQL only) both databases answer
-    `ORDER BY duration LIMIT 1 OFFSET rank - 1`: exact, and no list of durations travels to Python.
+    SQLite has no percentile function (PostgreSQL's `percentile_disc` would not run on it), so the database
+    returns each distinct duration with its count (seconds: far fewer values than alerts) and Python walks the
+    cumulative counts.
     """
     duration = (Alert.completed_at - Alert.created_at).label("seconds")
-    completed = alerts.where(
-        Alert.investigation_status == InvestigationStatus.COMPLETED, Alert.completed_at.is_not(None)
+    query = (
+        alerts.with_only_columns(duration, func.count())
+        .where(Alert.investigation_status == InvestigationStatus.COMPLETED, Alert.completed_at.is_not(None))
+        .group_by(duration)
+        .order_by(duration)
     )
-    count = session.scalar(completed.with_only_columns(func.count())) or 0
+    counted = [(int(seconds), int(n)) for seconds, n in session.execute(query) if seconds is not None]
+    total = sum(n for _, n in counted)
 
     def at_rank(share: float) -> int | None:
-        if not count:
-            return None
-        rank = max(1, math.ceil(share * count))
-        row = completed.with_only_columns(duration).order_by(duration).offset(rank - 1).limit(1)
-        value = session.scalar(row)
-        return None if value is None else int(value)
+        rank, seen = max(1, math.ceil(share * total)), 0
+        for seconds, n in counted:
+            seen += n
+            if seen >= rank:
+                return seconds
+        return None
 
-    return Percentiles(count=count, p50_seconds=at_rank(0.5), p95_seconds=at_rank(0.95))
-
-
-def _automation(session: Session, alerts: Select[Alert]) -> Automation:
-    """Closed cases split by who closed them: the `closed` event stamped at the case's `closed_at`."""
-    by_person = CaseEvent.actor.like(f"{PERSON_ACTOR_PREFIX}%")
-    query = (
-        alerts.with_only_columns(
-            func.count(func.distinct(Case.case_uuid)),
-            func.count(func.distinct(case((by_person, None), else_=Case.case_uuid))),
-        )
-        .join(Case, Case.alert_uuid == Alert.alert_uuid)
-        .join(
-            CaseEvent,
-            and_(CaseEvent.case_uuid == Case.case_uuid, CaseEvent.kind == "closed", CaseEvent.at == Case.closed_at),
-        )
-        .where(_closed())
-    )
-    closed, automated = session.execute(query).one()
-    return Automation(closed=closed, automated=automated)
+    return Percentiles(count=total, p50_seconds=at_rank(0.5), p95_seconds=at_rank(0.95))
 
 
 def _top_alert_types(session: Session, alerts: Select[Alert]) -> list[Ranked]:
@@ -218,14 +241,9 @@ def _subjects(text: str) -> dict[str, list[str]]:
     return {str(kind): [str(v) for v in values] for kind, values in subjects.items() if isinstance(values, list)}
 
 
-def _case_count(session: Session, alerts: Select[Alert]) -> int:
-    query = alerts.with_only_columns(func.count()).join(Case, Case.alert_uuid == Alert.alert_uuid)
-    return session.scalar(query) or 0
-
-
 def _closed() -> ColumnElement[bool]:
     return and_(Case.status == CaseStatus.CLOSED.value, Case.closed_at.is_not(None))
 
 
-def _float(value: object) -> float | None:
-    return None if value is None else float(str(value))
+def _mean(count: int, total_seconds: int, of: int) -> MeanTime:
+    return MeanTime(count=count, of=of, mean_seconds=total_seconds / count if count else None)
