@@ -13,6 +13,7 @@ Three loops keep "no alert is ever lost" true:
 from __future__ import annotations
 
 import logging
+import queue
 import socket
 import threading
 import time
@@ -65,6 +66,7 @@ class Engine:
         )
         self.executor_id = self.registry.executor_id
         self._wake = threading.Event()
+        self._handoffs: queue.SimpleQueue[tuple[uuid.UUID, int]] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._bridge: AsyncBridge | None = None
@@ -145,7 +147,24 @@ class Engine:
         self._wake.set()
 
     def enqueue(self, alert_uuid: uuid.UUID, attempt: int) -> None:
-        enqueue_attempt(alert_uuid, attempt)
+        """Hand an attempt a request has committed as Submitted (a retry, a type set later) to the submitter thread
+        and return. DBOS retries without a deadline while its database is away, and a request must not wait on
+        that; a crash before the hand-off is done leaves the alert Submitted without a workflow, which the orphan
+        scan enqueues."""
+        self._handoffs.put((alert_uuid, attempt))
+        self._wake.set()
+
+    def _enqueue_handoffs(self) -> None:
+        while True:
+            try:
+                alert_uuid, attempt = self._handoffs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                enqueue_attempt(alert_uuid, attempt)
+            except Exception:
+                self._handoffs.put((alert_uuid, attempt))  # kept for the next turn of the loop
+                raise
 
     # -- submission and recovery -----------------------------------------------------------------
 
@@ -190,6 +209,7 @@ class Engine:
         last_orphan_scan = time.monotonic() - ORPHAN_SCAN_SECONDS - 1
         while not self._stop.is_set():
             try:
+                self._enqueue_handoffs()
                 self.submit_pending()
                 if time.monotonic() - last_orphan_scan > ORPHAN_SCAN_SECONDS:
                     last_orphan_scan = time.monotonic()
