@@ -171,7 +171,8 @@ def _bootstrap_admin(settings: Settings, database: Database) -> None:
     if created.generated_password:
         console.print(
             f"Console admin created: [bold]{created.email}[/bold] with one-time password "
-            f"[bold]{created.generated_password}[/bold] (shown only now; signing in with it asks you to choose your own password)."
+            f"[bold]{created.generated_password}[/bold] (shown only now; signing in with it asks you to choose "
+            "your own password)."
         )
     else:
         console.print(f"Console admin created: [bold]{created.email}[/bold] (password from VIGIL_ADMIN_PASSWORD).")
