@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import httpx
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.console.test_integrations_pages import _create_in_ui
 from tests.fakes.fixtures import slack_values
@@ -68,19 +68,24 @@ def test_operator_journey_from_tenant_setup_to_case(
     page.evaluate("window.__journey = 'no reload'")
     row = page.locator(f'#alerts-table tbody tr[data-alert-id="{alert_id}"]')
     cells = row.locator("td")
-    expect(cells.nth(0)).to_have_text(alert_id)
-    expect(cells.nth(1)).to_have_text("ACME")
-    expect(cells.nth(2)).to_have_text("okta")
-    expect(cells.nth(3)).to_have_text("Suspicious sign-in")
-    expect(cells.nth(4)).to_have_text("Completed", timeout=60_000)
+    headers = [text.strip() for text in page.locator("#alerts-table thead th").all_inner_texts()]
+
+    def cell(header: str) -> Locator:
+        return cells.nth(headers.index(header))
+
+    expect(cell("ID")).to_have_text(alert_id)
+    expect(cell("ORG")).to_have_text("ACME")
+    expect(cell("PROVIDER")).to_have_text("Okta")  # the provider's display name (slug on hover)
+    expect(cell("ALERT NAME")).to_have_text("Suspicious sign-in")
+    expect(cell("STATUS")).to_have_text("Completed", timeout=60_000)
     assert page.evaluate("window.__journey") == "no reload"
-    expect(cells.nth(6)).to_contain_text("ACME okta - Suspicious sign-in - AI Generated")
-    expect(cells.nth(7)).to_have_text(re.compile(r"^ACME-\d+$"))
+    expect(cell("INVESTIGATOR")).to_contain_text("ACME okta - Suspicious sign-in - AI Generated")
+    expect(cell("CASE ID")).to_have_text(re.compile(r"^ACME-\d+$"))
     screenshot(page, "journey-alerts")
 
     # Follow the case ID to the case.
-    case_id = cells.nth(7).inner_text().strip()
-    cells.nth(7).get_by_role("link").click()
+    case_id = cell("CASE ID").inner_text().strip()
+    cell("CASE ID").get_by_role("link").click()
     expect(page).to_have_url(re.compile(rf"/cases/{case_id}$"))
     expect(page.locator("main")).to_contain_text(case_id)
     expect(page.get_by_role("heading", level=1)).to_contain_text(alert_id)

@@ -115,7 +115,10 @@ def test_manifest_is_tenant_scoped(chat: SlackSetup) -> None:
     chat.harness.add_org("OTHER")
     other_key = chat.harness.add_key("OTHER").api_key
     response = chat.harness.client.get(manifest_url(chat), headers={"Authorization": f"Bearer {other_key}"})
-    assert response.status_code == 403, response.text
+    # Another tenant's connection is not found, and the answer names nothing of it (docs/tenancy.md).
+    assert response.status_code == 404, response.text
+    assert response.json()["error"]["code"] == "connection_not_found"
+    assert "ACME" not in response.text and "hooks.slack.com" not in response.text
     assert chat.harness.client.get(manifest_url(chat)).status_code == 401
     unknown = "/serviceapi/connections/00000000-0000-0000-0000-000000000000/slack-manifest"
     assert chat.harness.client.get(unknown, headers=chat.auth).status_code == 404
