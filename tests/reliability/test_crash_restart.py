@@ -212,7 +212,7 @@ def kill_mid_stream_and_restart(
             per_content = select(Alert.alert_content, func.count()).group_by(Alert.alert_content)
             copies: dict[str, int] = dict(session.execute(per_content).tuples().all())
             per_alert = select(Case.alert_uuid, func.count()).group_by(Case.alert_uuid)
-            cases = dict(session.execute(per_alert).tuples().all())
+            cases = dict(session.execute(per_alert).all())
         final = investigation_counts(harness)
     finally:
         stop(process, replacement)
