@@ -3,7 +3,7 @@
     python -m tests.reliability.report [--log .reliability/results.jsonl] [--out docs/reliability.md]
 
 The table is written between two marker lines of the document, so the prose around it stays hand-written. When a
-scenario ran more than once (both databases, or several runs), each backend keeps its latest result.
+scenario ran more than once (several runs), each backend and suite keeps its latest result.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def load(path: Path) -> list[Result]:
     for line in path.read_text().splitlines():
         if line.strip():
             result = Result(**json.loads(line))
-            key = (result.scenario, result.backend)
+            key = (result.scenario, result.backend, result.long)
             if key not in latest or latest[key].at <= result.at:
                 latest[key] = result
     return sorted(latest.values(), key=lambda r: (r.long, r.scenario, r.backend))
