@@ -4,7 +4,6 @@ entered URLs pass the outbound-URL policy, and values HTTP cannot carry are refu
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from typing import Any
 
@@ -13,12 +12,11 @@ import pytest
 from tests.connections.conftest import assert_error, auth, create
 from tests.fakes.fixtures import push_values
 from tests.fakes.push import PushFake
-from tests.support.console import ADMIN_EMAIL, PASSWORD
+from tests.support.console import ADMIN_EMAIL
 from tests.support.harness import Harness
+from tests.support.signin import sign_in
 from vigil.integrations.models import Connection
 from vigil.integrations.secrets import SecretBox
-from vigil.users import service as users_service
-from vigil.users.schemas import Role
 
 OTHER_HOST = "http://localhost:9/v1"  # allow-listed for the tests (conftest), so only the secret rule applies
 
@@ -116,29 +114,10 @@ def test_values_http_cannot_carry_are_refused_at_input(
         assert value not in refused.text
 
 
-def _console_sign_in(api: Harness) -> Any:
-    with api.db.write() as session:
-        users_service.create_user(session, email=ADMIN_EMAIL, password=PASSWORD, role=Role.ADMIN)
-    client = api.client
-
-    def csrf(path: str) -> str:
-        match = re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).text)
-        assert match, f"{path} has no CSRF field"
-        return match.group(1)
-
-    signed_in = client.post(
-        "/login",
-        data={"email": ADMIN_EMAIL, "password": PASSWORD, "csrf_token": csrf("/login")},
-        follow_redirects=False,
-    )
-    assert signed_in.status_code == 303, signed_in.text
-    return csrf
-
-
 def test_console_form_refuses_a_new_domain_without_the_api_key(api: Harness, push_fake: PushFake) -> None:
     key = api.add_key().api_key
     connection = _push(api, key, push_fake)
-    csrf = _console_sign_in(api)
+    csrf = sign_in(api, ADMIN_EMAIL)
     path = f"/integrations/push_security/connections/{connection['connection_uuid']}/edit"
     form = {"csrf_token": csrf(path), "name": "push", "description": "", "expires": "", "field.api_key": ""}
 

@@ -13,23 +13,7 @@ import uuid
 from fastapi.routing import iter_route_contexts
 
 from tests.support.harness import Harness
-from vigil.users import service as users_service
-from vigil.users.schemas import Role
-
-PASSWORD = "correct horse battery staple"
-
-
-def sign_in(harness: Harness) -> str:
-    """Signs the harness's client in as an admin; returns a CSRF token for forms."""
-    with harness.db.write() as session:
-        users_service.create_user(session, email="nul@vigil.test", password=PASSWORD, role=Role.ADMIN)
-    token = re.search(r'name="csrf_token" value="([^"]+)"', harness.client.get("/login").text)
-    assert token
-    harness.client.post("/login", data={"email": "nul@vigil.test", "password": PASSWORD, "csrf_token": token.group(1)})
-    page = harness.client.get("/alerts")
-    assert page.status_code == 200
-    token = re.search(r'name="csrf_token" value="([^"]+)"', page.text) or token
-    return token.group(1)
+from tests.support.signin import sign_in
 
 
 def concrete(path: str) -> str:
@@ -45,7 +29,7 @@ def assert_refused(response: object, field: str) -> None:
 
 
 def test_nul_anywhere_in_a_console_request_is_a_422(harness: Harness) -> None:
-    csrf = sign_in(harness)
+    csrf = sign_in(harness, "nul@vigil.test")("/alerts")
     harness.add_org("ACME")
     routes = [(str(c.path), set(c.methods or {"GET"})) for c in iter_route_contexts(harness.app.routes)]
     console = [(path, methods) for path, methods in routes if not path.startswith("/serviceapi")]

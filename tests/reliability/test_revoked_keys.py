@@ -8,7 +8,6 @@ page) or after the expiry instant must be refused, and nothing sent after it may
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from typer.testing import CliRunner
 
 from tests.reliability.record import record
 from tests.support.harness import Harness
+from tests.support.signin import sign_in
 from vigil.alerts.models import Alert
 from vigil.auth.models import ApiKey
 from vigil.cli import app as cli_app
@@ -81,18 +81,7 @@ def revoke_by_cli(harness: Harness, key_uuid: uuid.UUID, monkeypatch: pytest.Mon
 def revoke_in_console(harness: Harness, key_uuid: uuid.UUID) -> None:
     """An admin signs in and confirms the revoke on the API keys page, as in the browser (form posts + CSRF)."""
     client = harness.client
-
-    def csrf(path: str) -> str:
-        match = re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).text)
-        assert match, f"{path} has no CSRF field"
-        return match.group(1)
-
-    signed_in = client.post(
-        "/login",
-        data={"email": ADMIN_EMAIL, "password": PASSWORD, "csrf_token": csrf("/login")},
-        follow_redirects=False,
-    )
-    assert signed_in.status_code == 303, signed_in.text
+    csrf = sign_in(harness, ADMIN_EMAIL, role=None)  # the test created the admin
     path = f"/api-keys/{key_uuid}/revoke"
     revoked = client.post(path, data={"csrf_token": csrf(path)}, follow_redirects=False)
     assert revoked.status_code == 303, revoked.text
