@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 from sqlalchemy import select
 
-from tests.console.test_alerts_page import console_stack, navigate, post_batch, shown_ids, untyped
+from tests.console.test_alerts_page import COLUMNS, console_stack, navigate, post_batch, shown_ids, untyped
 from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.mde import MdeFake
 from tests.fakes.slack import SlackFake
@@ -22,22 +22,6 @@ from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.cases.models import Case
 
-HEADERS = [
-    "ID",
-    "SEVERITY",
-    "ORG",
-    "PROVIDER",
-    "ALERT NAME",
-    "STATUS",
-    "VERDICT",
-    "CONFIDENCE",
-    "CREATION TIME",
-    "INVESTIGATOR",
-    "CASE ID",
-    "ASSIGNEE",
-    "COMPLETION TIME",
-    "Content",
-]
 LONG_CONTENT = '{"detail": "' + "x" * 900 + '"}'
 
 
@@ -110,7 +94,7 @@ def test_queue_fits_1366_sorts_by_severity_and_saves_filters(queue_page: Page, q
     page, stack = queue_page, quiet_stack
     names = seed_queue(stack)
     page.goto("/alerts")
-    expect(page.locator("#alerts-table thead th")).to_have_text(HEADERS)
+    expect(page.locator("#alerts-table thead th")).to_have_text(COLUMNS)
 
     # Default order: critical first, and the one waiting longest first within a severity; unscored last.
     order = ["critical-old", "critical-new", "high", "low-old", "informational", "unscored"]
