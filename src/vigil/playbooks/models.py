@@ -1,4 +1,5 @@
-"""Investigator playbooks: one per (organization, provider, alert_type), with immutable versions."""
+"""Investigator playbooks: one per (organization, provider, alert_type), with immutable versions; other types
+of the same provider may be mapped to a playbook (`PlaybookAlertType`)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,27 @@ class PlaybookVersion(Base):
     note: Mapped[str] = mapped_column(Text, default="")
 
     __table_args__ = (UniqueConstraint("playbook_uuid", "version"),)
+
+
+class PlaybookAlertType(Base):
+    """An alert type served by another type's playbook (same organization and provider), so similar types share one.
+
+    Resolution looks here first, then at the type's own playbook; deleting the row restores that.
+    """
+
+    __tablename__ = "playbook_alert_types"
+
+    id: Mapped[int] = mapped_column(AutoIncrementId, primary_key=True, autoincrement=True)
+    organization_uuid: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("organizations.organization_uuid", ondelete="CASCADE")
+    )
+    alert_provider: Mapped[str] = mapped_column(String(64))
+    alert_type: Mapped[str] = mapped_column(String(256))
+    playbook_uuid: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("playbooks.playbook_uuid", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    created_by: Mapped[str] = mapped_column(String(200))
+
+    # One playbook per alert type, whichever way it is reached.
+    __table_args__ = (UniqueConstraint("organization_uuid", "alert_provider", "alert_type"),)
