@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from vigil.input_types import PositiveInt32, Text
 from vigil.investigations.steps import playbook_skill_inputs
@@ -79,3 +79,32 @@ def edit_playbook(playbook_uuid: uuid.UUID, edit: PlaybookEdit, db: DbDep, princ
         return PlaybookDetail(
             playbook_uuid=ref.playbook_uuid, name=ref.name, version=ref.version, definition=ref.definition
         )
+
+
+class MappedAlertTypes(BaseModel):
+    """Other alert types of the playbook's organization and provider that it serves besides its own."""
+
+    alert_types: list[Text] = Field(
+        max_length=200, description="Replaces the whole set; [] returns every type to its own playbook."
+    )
+
+
+@router.get("/{playbook_uuid}/alert-types", summary="Other alert types this playbook serves besides its own")
+def get_alert_types(playbook_uuid: uuid.UUID, db: DbDep, principal: PrincipalDep) -> MappedAlertTypes:
+    with db.read() as session:
+        playbook = service.get_playbook(session, principal, playbook_uuid)
+        return MappedAlertTypes(alert_types=service.mapped_alert_types(session, playbook))
+
+
+@router.put(
+    "/{playbook_uuid}/alert-types",
+    summary="Let similar alert types of the same provider share this playbook; the next alert of each runs it",
+)
+def put_alert_types(
+    playbook_uuid: uuid.UUID, mapped: MappedAlertTypes, db: DbDep, principal: PrincipalDep
+) -> MappedAlertTypes:
+    with db.write() as session:
+        alert_types = service.set_mapped_alert_types(
+            session, principal, playbook_uuid, mapped.alert_types, actor=principal.actor
+        )
+        return MappedAlertTypes(alert_types=alert_types)

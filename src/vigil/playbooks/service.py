@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -12,11 +12,12 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH
 from vigil.auth.schemas import Principal
 from vigil.auth.scope import get_scoped, scoped
 from vigil.db.base import epoch_now
 from vigil.errors import Conflict, NotFound, ValidationFailed, field_errors
-from vigil.playbooks.models import Playbook, PlaybookVersion
+from vigil.playbooks.models import Playbook, PlaybookAlertType, PlaybookVersion
 from vigil.playbooks.schemas import PlaybookDefinition, SkillStep
 from vigil.playbooks.validation import step_problems
 
@@ -38,8 +39,17 @@ def playbook_name(organization_code: str, provider: str, alert_type: str, on: da
 def find_existing(
     session: Session, organization_uuid: uuid.UUID, alert_provider: str, alert_type: str
 ) -> PlaybookRef | None:
-    """This alert type's playbook at its current version, if the organization has one."""
-    existing = _find(session, organization_uuid, alert_provider, alert_type)
+    """The playbook serving this alert type at its current version: the one it is mapped to, else its own."""
+    mapped = session.scalar(
+        select(Playbook)
+        .join(PlaybookAlertType, PlaybookAlertType.playbook_uuid == Playbook.playbook_uuid)
+        .where(
+            PlaybookAlertType.organization_uuid == organization_uuid,
+            PlaybookAlertType.alert_provider == alert_provider,
+            PlaybookAlertType.alert_type == alert_type,
+        )
+    )
+    existing = mapped or _find(session, organization_uuid, alert_provider, alert_type)
     return None if existing is None else _current(session, existing, created=False)
 
 
@@ -250,6 +260,68 @@ def list_versions(session: Session, playbook: Playbook) -> list[PlaybookVersion]
 def list_playbooks(session: Session, principal: Principal) -> list[Playbook]:
     query = select(Playbook).order_by(Playbook.organization_code, Playbook.name)
     return list(session.scalars(scoped(query, principal)))
+
+
+def mapped_alert_types(session: Session, playbook: Playbook) -> list[str]:
+    """The other alert types a playbook already fetched in scope serves, besides its own."""
+    query = select(PlaybookAlertType.alert_type).where(PlaybookAlertType.playbook_uuid == playbook.playbook_uuid)
+    return list(session.scalars(query.order_by(PlaybookAlertType.alert_type)))
+
+
+def set_mapped_alert_types(
+    session: Session, principal: Principal, playbook_uuid: uuid.UUID, alert_types: Collection[str], *, actor: str
+) -> list[str]:
+    """Make the playbook serve exactly these other types of its organization and provider; the next alert of an
+    added type runs it, and a removed type goes back to its own playbook (drafted if it has none).
+
+    The organization and provider are the playbook's, so no type of another tenant or provider can be mapped.
+    A type served by a different playbook is a 409 (unmap it there first), the playbook's own type a 422.
+    """
+    locked = select(Playbook).where(Playbook.playbook_uuid == playbook_uuid).with_for_update()
+    playbook = get_scoped(session, locked, principal, _not_found(playbook_uuid))
+    wanted = {alert_type.strip() for alert_type in alert_types}
+    problems = [t for t in sorted(wanted) if not 1 <= len(t) <= MAX_ALERT_TYPE_LENGTH or t == playbook.alert_type]
+    if problems:
+        raise ValidationFailed(
+            f"A playbook can serve other alert types of 1 to {MAX_ALERT_TYPE_LENGTH} characters, not its own.",
+            code="invalid_alert_type",
+            details=[{"field": "alert_types", "value": t[:MAX_ALERT_TYPE_LENGTH]} for t in problems],
+        )
+    rows = session.scalars(
+        select(PlaybookAlertType).where(
+            PlaybookAlertType.organization_uuid == playbook.organization_uuid,
+            PlaybookAlertType.alert_provider == playbook.alert_provider,
+            PlaybookAlertType.alert_type.in_(wanted | set(mapped_alert_types(session, playbook))),
+        )
+    ).all()
+    elsewhere = sorted(r.alert_type for r in rows if r.playbook_uuid != playbook_uuid)
+    if elsewhere:
+        raise Conflict(
+            f"Already served by another playbook: {', '.join(elsewhere)}. Remove it there first.",
+            code="alert_type_mapped",
+            details=[{"field": "alert_types", "value": t} for t in elsewhere],
+        )
+    current = {r.alert_type: r for r in rows}
+    for alert_type in set(current) - wanted:
+        session.delete(current[alert_type])
+    now = epoch_now()
+    try:
+        with session.begin_nested():
+            session.add_all(
+                PlaybookAlertType(
+                    organization_uuid=playbook.organization_uuid,
+                    alert_provider=playbook.alert_provider,
+                    alert_type=alert_type,
+                    playbook_uuid=playbook_uuid,
+                    created_at=now,
+                    created_by=actor[:200],
+                )
+                for alert_type in sorted(wanted - set(current))
+            )
+            session.flush()
+    except IntegrityError as error:
+        raise Conflict("Another change mapped one of these alert types meanwhile.", code="alert_type_mapped") from error
+    return sorted(wanted)
 
 
 def _find(session: Session, organization_uuid: uuid.UUID, provider: str, alert_type: str) -> Playbook | None:
