@@ -2,7 +2,8 @@
 
 The editor is one server-rendered form holding the whole step list. Add/remove/reorder buttons post the
 form back and get it re-rendered (swapped in place with HTMX), so nothing typed is lost; Save validates
-with the same catalog checks as `PUT /serviceapi/playbooks/{uuid}` and stores a new version.
+with the same catalog checks as `PUT /serviceapi/playbooks/{uuid}` and stores a new version. The detail page
+also maps similar alert types to the playbook (plain form posts, like `PUT .../alert-types`).
 """
 
 from __future__ import annotations
@@ -152,11 +153,25 @@ def _connections(session: Session, identity: ConsoleIdentity, playbook: Playbook
 def investigator_detail(
     request: Request, playbook_uuid: uuid.UUID, identity: IdentityDep, db: DbDep, version: int | None = None
 ) -> Response:
+    return _detail_page(request, identity, db, playbook_uuid, version)
+
+
+def _detail_page(
+    request: Request,
+    identity: ConsoleIdentity,
+    db: DbDep,
+    playbook_uuid: uuid.UUID,
+    version: int | None = None,
+    *,
+    types_error: str | None = None,
+    status_code: int = 200,
+) -> Response:
     with db.read() as session:
         playbook = _load(session, identity, playbook_uuid)
         ref = playbooks_service.get_version(session, identity.principal, playbook_uuid, version)
         versions = playbooks_service.list_versions(session, playbook)
         connections = _connections(session, identity, playbook)
+        mapped_types = playbooks_service.mapped_alert_types(session, playbook)
     shown = next(v for v in versions if v.version == ref.version)
     return render(
         request,
@@ -169,8 +184,11 @@ def investigator_detail(
             "steps": ref.definition.steps,
             "catalog": catalog(),
             "connections": connections,
+            "mapped_types": mapped_types,
+            "types_error": types_error,
             "saved": request.query_params.get("saved"),
         },
+        status_code=status_code,
     )
 
 
@@ -493,3 +511,27 @@ def _saved(request: Request, playbook_uuid: uuid.UUID, version: int) -> Response
     if is_htmx(request):
         return Response(status_code=204, headers={"HX-Redirect": target})
     return RedirectResponse(target, status_code=303)
+
+
+# -------------------------------------------------------------------------------------------- alert types
+
+
+@router.post("/investigators/{playbook_uuid}/alert-types")
+def alert_types_submit(
+    request: Request, playbook_uuid: uuid.UUID, identity: WriterDep, db: DbDep, form: FormDep
+) -> Response:
+    """Add (`op=add`) or remove (`op=remove`) one alert type served by this playbook besides its own."""
+    alert_type = str(form.get("alert_type") or "").strip()
+    try:
+        with db.write() as session:
+            playbook = _load(session, identity, playbook_uuid)
+            served = set(playbooks_service.mapped_alert_types(session, playbook))
+            wanted = served - {alert_type} if form.get("op") == "remove" else served | {alert_type}
+            playbooks_service.set_mapped_alert_types(
+                session, identity.principal, playbook_uuid, wanted, actor=identity.email
+            )
+    except (ValidationFailed, Conflict) as error:
+        return _detail_page(
+            request, identity, db, playbook_uuid, types_error=error.message, status_code=error.status_code
+        )
+    return RedirectResponse(f"/investigators/{playbook_uuid}", status_code=303)
