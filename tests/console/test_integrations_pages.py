@@ -355,7 +355,7 @@ def test_skills_tab_lists_typed_inputs_and_outputs(admin_page: Page, stack: Cons
     page.get_by_role("link", name=re.compile(r"^Skills")).click()
     expect(page).to_have_url(re.compile(r"/integrations/microsoft_defender/skills$"))
     machines = page.locator("article.skill", has=page.get_by_role("heading", name="List Machines", exact=True))
-    expect(machines).to_contain_text("Machine.ReadWrite.All")
+    expect(machines).to_contain_text("Machine.Read.All (or Machine.ReadWrite.All)")
     expect(machines.locator(".read-badge")).to_have_text("Read only")
     inputs = machines.get_by_role("table", name="List Machines input parameters")
     top = inputs.locator("tr", has=page.locator("code", has_text=re.compile(r"^top$")))

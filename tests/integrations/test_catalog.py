@@ -90,7 +90,7 @@ def test_catalog_json_shows_fields_and_skill_schemas() -> None:
     assert methods["global_api_key"] == methods["email"] == ["global_key"]
     assert methods["account_id"] == methods["zone_id"] == []
     machines = next(s for s in data["microsoft_defender"]["skills"] if s["id"] == "List Machines")
-    assert machines["permissions"] == ["Machine.ReadWrite.All"]
+    assert machines["permissions"] == ["Machine.Read.All (or Machine.ReadWrite.All)"]  # least privilege first
     assert set(machines["input_schema"]["properties"]) == {"hostname", "ip", "machine_id", "top"}
     assert "machines" in machines["output_schema"]["properties"]
 

@@ -52,7 +52,7 @@ class ListMachinesOutput(SkillOutput):
     integration=INTEGRATION_ID,
     id="List Machines",
     purpose="Lists onboarded machines, optionally filtered by host name, IP address or machine ID.",
-    permissions=("Machine.ReadWrite.All",),
+    permissions=("Machine.Read.All (or Machine.ReadWrite.All)",),
     writes=False,
 )
 async def list_machines(ctx: SkillContext, params: ListMachinesInput) -> ListMachinesOutput:
@@ -87,7 +87,7 @@ class FetchAlertsOutput(SkillOutput):
     integration=INTEGRATION_ID,
     id="Fetch Alerts",
     purpose="Fetches security alerts, filterable by severity, status, creation time and machine.",
-    permissions=("Alert.ReadWrite.All",),
+    permissions=("Alert.Read.All (or Alert.ReadWrite.All)",),
     writes=False,
 )
 async def fetch_alerts(ctx: SkillContext, params: FetchAlertsInput) -> FetchAlertsOutput:
