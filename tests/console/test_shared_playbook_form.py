@@ -19,12 +19,15 @@ SIMILAR = "Impossible travel sign-in (beta rule)"
 
 
 def _serving(harness: Harness, alert_type: str) -> uuid.UUID | None:
-    """The playbook the engine would pin an ACME okta alert of this type to."""
+    """The playbook the engine would pin an ACME okta alert of this type to (and the alert pages link to)."""
     with harness.db.read() as session:
         organization = get_organization_by_code(session, "ACME")
         assert organization is not None
         ref = playbooks.find_existing(session, organization.organization_uuid, "okta", alert_type)
-        return None if ref is None else ref.playbook_uuid
+        linked = playbooks.serving_playbooks(session, {organization.organization_uuid}, {alert_type})
+    pinned = None if ref is None else ref.playbook_uuid
+    assert linked.get((organization.organization_uuid, "okta", alert_type)) == pinned  # alert pages link to it
+    return pinned
 
 
 def test_alert_types_form_maps_and_unmaps_a_similar_type(harness: Harness) -> None:

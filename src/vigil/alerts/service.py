@@ -23,6 +23,7 @@ from vigil.investigations.entities import Entities, extract_entities
 from vigil.investigations.models import InvestigationAttempt, InvestigationStep
 from vigil.orgs.service import organization_for
 from vigil.playbooks.models import Playbook
+from vigil.playbooks.service import serving_playbooks
 
 
 def list_alerts(
@@ -88,22 +89,14 @@ def alerts_by_uuid(session: Session, principal: Principal, alert_uuids: Collecti
 
 
 def investigator_links(session: Session, alerts: Sequence[Alert]) -> dict[uuid.UUID, uuid.UUID]:
-    """alert_uuid → playbook_uuid of the investigator playbook (one per organization, provider and type)."""
+    """alert_uuid → playbook_uuid of the investigator playbook serving the alert's type (its own or a shared one)."""
     typed = [a for a in alerts if a.alert_type is not None and a.investigator is not None]
     if not typed:
         return {}
-    rows = session.execute(
-        select(Playbook.playbook_uuid, Playbook.organization_uuid, Playbook.alert_provider, Playbook.alert_type).where(
-            Playbook.organization_uuid.in_({a.organization_uuid for a in typed}),
-            Playbook.alert_type.in_({a.alert_type for a in typed}),
-        )
-    ).all()
-    by_key: dict[tuple[uuid.UUID, str, str | None], uuid.UUID] = {
-        (org, provider, kind): playbook for playbook, org, provider, kind in rows
-    }
+    by_key = serving_playbooks(session, {a.organization_uuid for a in typed}, {a.alert_type or "" for a in typed})
     links: dict[uuid.UUID, uuid.UUID] = {}
     for alert in typed:
-        playbook_uuid = by_key.get((alert.organization_uuid, alert.alert_provider, alert.alert_type))
+        playbook_uuid = by_key.get((alert.organization_uuid, alert.alert_provider, alert.alert_type or ""))
         if playbook_uuid is not None:
             links[alert.alert_uuid] = playbook_uuid
     return links

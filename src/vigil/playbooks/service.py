@@ -268,6 +268,26 @@ def mapped_alert_types(session: Session, playbook: Playbook) -> list[str]:
     return list(session.scalars(query.order_by(PlaybookAlertType.alert_type)))
 
 
+def serving_playbooks(
+    session: Session, organization_uuids: Collection[uuid.UUID], alert_types: Collection[str]
+) -> dict[tuple[uuid.UUID, str, str], uuid.UUID]:
+    """(organization, provider, alert type) → the playbook serving it now, a mapping first (as `find_existing`)."""
+    own = select(Playbook.organization_uuid, Playbook.alert_provider, Playbook.alert_type, Playbook.playbook_uuid)
+    mapped = select(
+        PlaybookAlertType.organization_uuid,
+        PlaybookAlertType.alert_provider,
+        PlaybookAlertType.alert_type,
+        PlaybookAlertType.playbook_uuid,
+    )
+    serving: dict[tuple[uuid.UUID, str, str], uuid.UUID] = {}
+    for query, model in ((own, Playbook), (mapped, PlaybookAlertType)):
+        rows = session.execute(
+            query.where(model.organization_uuid.in_(set(organization_uuids)), model.alert_type.in_(set(alert_types)))
+        )
+        serving.update({(org, provider, kind): playbook for org, provider, kind, playbook in rows})
+    return serving
+
+
 def set_mapped_alert_types(
     session: Session, principal: Principal, playbook_uuid: uuid.UUID, alert_types: Collection[str], *, actor: str
 ) -> list[str]:
