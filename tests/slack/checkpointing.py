@@ -89,6 +89,17 @@ class Checkpointed:
             time.sleep(0.05)
         raise AssertionError("the fake Slack never received the checkpoint question")
 
+    def wait_until_asked(self, timeout: float = 30.0) -> None:
+        """Until the engine has recorded that it asked (the row is `waiting`), not only that Slack got the message:
+        a stop between Slack's answer and that record (milliseconds) would, after a restart, ask again."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.harness.db.read() as session:
+                if session.scalar(select(ChatCheckpoint.status).where(ChatCheckpoint.status == "waiting")):
+                    return
+            time.sleep(0.05)
+        raise AssertionError("the engine never recorded the checkpoint question as asked")
+
     def press(self, decision: str, channel: str, ts: str, *, user_id: str = ASKED_ID, action_ts: str = "1.1") -> None:
         button = next(b for b in self.buttons[(channel, ts)] if json.loads(b["value"])["decision"] == decision)
         payload = block_actions(

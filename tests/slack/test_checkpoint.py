@@ -156,6 +156,7 @@ def test_checkpoint_survives_a_worker_restart_while_waiting(db_url: str, tmp_pat
     with running(settings, slack_fake) as first:
         alert = first.post_sign_in()
         first.question()
+        first.wait_until_asked()
     # The worker (and the app with it) stopped while the question was open; a new one starts.
     with running(settings, slack_fake) as again:
         channel, ts, _ = again.question()
