@@ -110,6 +110,7 @@ def _bodies(code: str) -> dict[tuple[str, str], dict[str, Any]]:
             "definition": {"steps": [{"kind": "analyze", "name": "Verdict"}]},
             "note": "taken over",
         },
+        ("PUT", "/serviceapi/playbooks/{playbook_uuid}/alert-types"): {"alert_types": ["Taken over"]},
         ("POST", "/serviceapi/connections"): {
             "organization_code": code,
             "integration_id": "push_security",
@@ -125,6 +126,7 @@ def _bodies(code: str) -> dict[tuple[str, str], dict[str, Any]]:
         ("POST", "/cases/{case_ref}/change"): {"field": "status", "value": "closed"},
         ("POST", "/cases/{case_ref}/comments"): {"body": "taken over"},
         ("POST", "/investigators/{playbook_uuid}/edit"): {"op": "save", "note": "taken over"},
+        ("POST", "/investigators/{playbook_uuid}/alert-types"): {"op": "add", "alert_type": "Taken over"},
         ("POST", "/integrations/{integration_id}/connections"): {
             "organization_code": code,
             "name": "taken over",
