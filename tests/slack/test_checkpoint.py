@@ -7,7 +7,6 @@ import json
 import time
 from pathlib import Path
 
-import pytest
 from sqlalchemy import select
 
 from tests.engine.conftest import engine_settings
@@ -152,7 +151,6 @@ def test_user_unknown_to_slack_is_a_failed_step_not_a_stuck_alert(chat_engine: C
         assert step.error is not None and "nobody@acme.example" in step.error and "No Slack user" in step.error
 
 
-@pytest.mark.serial  # the stopped engine's waiting workflow must leave within its slice; a loaded machine delays it
 def test_checkpoint_survives_a_worker_restart_while_waiting(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> None:
     settings = engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url)
     with running(settings, slack_fake) as first:
