@@ -21,11 +21,19 @@ INT64_MAX = 2**63 - 1
 MAX_EPOCH_SECONDS = 253_402_300_799
 
 
+NUL_MESSAGE = "Text must not contain NUL (\\u0000) characters."
+
+
+def has_control_characters(value: str) -> bool:
+    """C0 controls or DEL: never part of a name, key or host, and not allowed in an HTTP header value."""
+    return any(ord(c) < 32 or ord(c) == 127 for c in value)
+
+
 def check_text(value: str) -> str:
     """`value` if storable and hashable as UTF-8 text; else a PydanticCustomError saying why (no NUL, no lone
     surrogate). ASCII text, the common case, costs one pass in C."""
     if "\x00" in value:
-        raise PydanticCustomError("text_nul", "Text must not contain NUL (\\u0000) characters.")
+        raise PydanticCustomError("text_nul", NUL_MESSAGE)
     if not value.isascii():
         try:
             value.encode("utf-8")

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeVar, get_type_hints
 from pydantic import AliasGenerator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from vigil.input_types import has_control_characters
 from vigil.integrations.errors import IntegrationError, UnknownIntegrationError, UnknownSkillError
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.redaction import Redactor
@@ -81,7 +82,7 @@ class ConnectionField:
         if value is None or not value.strip():
             return f"{self.label} is required." if self.required and self.default is None else None
         text = value.strip()
-        if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        if has_control_characters(text):
             return f"{self.label} must not contain control characters."
         if (self.secret or self.type == "email") and not (text.isascii() and text.isprintable()):
             return f"{self.label} must be printable ASCII (credentials travel in HTTP headers)."
@@ -288,7 +289,3 @@ class Integration:
 
     def secret_field_names(self) -> frozenset[str]:
         return frozenset(f.name for f in self.fields if f.secret)
-
-    def redactor_for(self, values: Mapping[str, str]) -> Redactor:
-        """A redactor that knows every secret value among ``values``."""
-        return Redactor(values[name] for name in self.secret_field_names() if values.get(name))

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from vigil.input_types import has_control_characters
 from vigil.integrations.errors import Failure, IntegrationError
 from vigil.integrations.pagination import PageInfo, collect_pages, follow_odata_next_links
 from vigil.integrations.policy import OutboundPolicy
@@ -415,7 +416,7 @@ def _url(url: str) -> httpx.URL:
 def _encodable_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     """Headers HTTP can carry; a value with non-ASCII or control characters is a permanent error, never a crash."""
     for name, value in (headers or {}).items():
-        if not value.isascii() or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        if not value.isascii() or has_control_characters(value):
             raise INVALID_CREDENTIAL_CHARACTERS.error(f"The {name} header value cannot be sent over HTTP.")
     return dict(headers or {})
 

@@ -81,7 +81,7 @@ def validate_inputs(model: type[BaseModel], raw_inputs: Mapping[str, object]) ->
 
 
 def _redactor(integration: Integration, ctx: SkillContext) -> Redactor:
-    """The context's redactor, taught the connection's secret values (whoever built the context)."""
+    """The context's redactor, taught the connection's secret values here, the one place vendor text leaves."""
     for name in integration.secret_field_names():
         ctx.redactor.add(ctx.values.get(name))
     return ctx.redactor

@@ -353,7 +353,6 @@ def build_skill_context(
         connection_key=str(connection.connection_uuid),
         endpoints=endpoints,
         http=http,
-        redactor=get_integration(connection.integration_id).redactor_for(values),
     )
 
 

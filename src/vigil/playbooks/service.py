@@ -40,16 +40,10 @@ def find_existing(
     session: Session, organization_uuid: uuid.UUID, alert_provider: str, alert_type: str
 ) -> PlaybookRef | None:
     """The playbook serving this alert type at its current version: the one it is mapped to, else its own."""
-    mapped = session.scalar(
-        select(Playbook)
-        .join(PlaybookAlertType, PlaybookAlertType.playbook_uuid == Playbook.playbook_uuid)
-        .where(
-            PlaybookAlertType.organization_uuid == organization_uuid,
-            PlaybookAlertType.alert_provider == alert_provider,
-            PlaybookAlertType.alert_type == alert_type,
-        )
+    serving = serving_playbooks(session, {organization_uuid}, {alert_type}).get(
+        (organization_uuid, alert_provider, alert_type)
     )
-    existing = mapped or _find(session, organization_uuid, alert_provider, alert_type)
+    existing = None if serving is None else session.get(Playbook, serving)
     return None if existing is None else _current(session, existing, created=False)
 
 

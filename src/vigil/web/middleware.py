@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from vigil.input_types import NUL_MESSAGE
 from vigil.metrics import HTTP_REQUEST_SECONDS
 from vigil.web.errors import error_response
 from vigil.web.request_context import request_id_var
@@ -144,7 +145,7 @@ class BodyGuardMiddleware:
     @staticmethod
     async def _reject_nul(scope: Scope, receive: Receive, send: Send, field: str) -> None:
         message = f"Invalid or missing fields: {field}."
-        details = [{"field": field, "message": "Text must not contain NUL (\\u0000) characters.", "type": "text_nul"}]
+        details = [{"field": field, "message": NUL_MESSAGE, "type": "text_nul"}]
         await error_response(422, "validation_error", message, details)(scope, receive, send)
 
 
