@@ -202,7 +202,7 @@ class Engine:
     def recover_orphans(self) -> int:
         """Set going again the investigations no workflow would finish by itself; returns how many."""
         recovered = recover_stranded(self.db, self.settings.max_auto_retries, self._stop.is_set)
-        return recovered.enqueued + recovered.restarted
+        return recovered.enqueued + recovered.resumed + recovered.restarted
 
     def _submit_loop(self) -> None:
         # The first scan runs here, not in start(): a backlog of thousands of alerts must not delay serving.

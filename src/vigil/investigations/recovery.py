@@ -5,6 +5,8 @@ resumed. Otherwise, for its current attempt:
 * no workflow at all (a crash between commit and enqueue): enqueue it;
 * PENDING under an executor with no heartbeat row (its claimer died before resuming it, or it ran before this
   release's executor identity): have DBOS resume that executor's workflows;
+* ERROR because its engine stopped under it (a graceful stop racing a step: the error is the stop, not the
+  investigation's): DBOS resumes it from its last finished step, as if it had stayed pending;
 * ended without an outcome (ERROR, CANCELLED, too many recoveries: e.g. a replay that met recorded steps this code
   does not take, `DBOSUnexpectedStepError`), or PENDING under a dead executor of another application version
   (which this version's DBOS will never resume): the attempt is failed and, within `max_auto_retries`, a fresh
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dbos import DBOS
+from dbos._error import DBOSException
 from sqlalchemy import select
 
 from vigil.alerts.constants import InvestigationStatus
@@ -26,7 +29,7 @@ from vigil.alerts.models import Alert
 from vigil.db.session import Database
 from vigil.investigations import service
 from vigil.investigations.models import WorkerHeartbeat
-from vigil.investigations.workflow import enqueue_attempt
+from vigil.investigations.workflow import EngineStopped, enqueue_attempt
 
 logger = logging.getLogger("vigil.engine")
 SCAN_BATCH = 200
@@ -38,6 +41,7 @@ ENDED_WITHOUT_OUTCOME = frozenset({"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_
 @dataclass
 class Recovered:
     enqueued: int = 0
+    resumed: int = 0
     restarted: int = 0
     executors: set[str] = field(default_factory=set)
 
@@ -65,10 +69,12 @@ def recover_stranded(db: Database, max_auto_retries: int, stopping: Callable[[],
     for executor_id in recovered.executors:
         handles = DBOS._recover_pending_workflows([executor_id])
         logger.warning("resumed %s workflows of executor %s, which has no heartbeat", len(handles), executor_id)
-    if recovered.enqueued or recovered.restarted:
+    if recovered.enqueued or recovered.resumed or recovered.restarted:
         logger.warning(
-            "re-enqueued %s investigations that had no workflow; gave %s a fresh attempt",
+            "re-enqueued %s investigations that had no workflow; resumed %s stopped under their engine; gave %s a "
+            "fresh attempt",
             recovered.enqueued,
+            recovered.resumed,
             recovered.restarted,
         )
     return recovered
@@ -81,6 +87,7 @@ def _recover_batch(
         status.workflow_id: status
         for status in DBOS.list_workflows(workflow_ids=list(attempts), load_input=False, load_output=False)
     }
+    stopped = _stopped_under_their_engine([w for w, status in statuses.items() if status.status == "ERROR"])
     # Read after the statuses: an executor that holds one of them registered before it dequeued it.
     with db.read() as session:
         live = set(session.scalars(select(WorkerHeartbeat.executor_id)))
@@ -89,6 +96,9 @@ def _recover_batch(
         if status is None:
             enqueue_attempt(alert_uuid, attempt)
             recovered.enqueued += 1
+        elif workflow_id in stopped:
+            DBOS.resume_workflow(workflow_id)
+            recovered.resumed += 1
         elif status.status in ENDED_WITHOUT_OUTCOME:
             reason = f"its workflow ended as {status.status} (e.g. recorded steps this version does not take)"
             recovered.restarted += restart(db, alert_uuid, attempt, reason, max_auto_retries)
@@ -99,6 +109,20 @@ def _recover_batch(
                 DBOS.cancel_workflow(workflow_id)
                 reason = f"it was left running by version {status.app_version}, which this version cannot resume"
                 recovered.restarted += restart(db, alert_uuid, attempt, reason, max_auto_retries)
+
+
+def _stopped_under_their_engine(workflow_ids: list[str]) -> set[str]:
+    """The ERROR workflows whose error is their engine stopping (Vigil's `EngineStopped`, or DBOS shut down under
+    them), read with their errors only for these few."""
+    if not workflow_ids:
+        return set()
+    errored = DBOS.list_workflows(workflow_ids=workflow_ids, load_input=False, load_output=True)
+    return {
+        status.workflow_id
+        for status in errored
+        if isinstance(status.error, EngineStopped)
+        or (isinstance(status.error, DBOSException) and "launched" in str(status.error))
+    }
 
 
 def restart(db: Database, alert_uuid: uuid.UUID, attempt: int, reason: str, max_auto_retries: int) -> int:
