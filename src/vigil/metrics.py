@@ -102,10 +102,13 @@ class DurationWindow:
 
 @dataclass(frozen=True)
 class SkillErrors:
-    """Failed skill calls of one skill within the window."""
+    """Failed skill calls of one skill within the window, for one cause."""
 
     integration: str
     skill: str
+    #: The failure's stable name (`invalid_credentials`, `skill_timeout`, …); `unknown` for steps recorded before
+    #: Vigil kept it.
+    code: str
     count: int
 
 
@@ -177,11 +180,12 @@ class _OperationsCollector(Collector):
         )
         errors = GaugeMetricFamily(
             "vigil_skill_call_errors",
-            "Skill calls that failed in investigations of alerts received in the last 24 h, by integration and skill.",
-            labels=["integration", "skill"],
+            "Skill calls that failed in investigations of alerts received in the last 24 h, by integration, skill "
+            "and error code.",
+            labels=["integration", "skill", "code"],
         )
         for row in s.skill_errors:
-            errors.add_metric([row.integration, row.skill], row.count)
+            errors.add_metric([row.integration, row.skill, row.code], row.count)
         yield errors
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.engine.conftest import engine_settings
 from tests.fakes import mde
@@ -151,6 +152,16 @@ def test_permanent_failure_stays_failed_until_retried(defender_harness: Harness,
     assert failed["investigation_retry_count"] == 0
     assert "Machine details" in failed["failure_reason"]
     assert failed["case_id"] is None
+    errors = [
+        (sample.labels, sample.value)
+        for family in text_string_to_metric_families(defender_harness.client.get("/metrics").text)
+        for sample in family.samples
+        if sample.name == "vigil_skill_call_errors"
+    ]
+    # The operator sees why, not only where: the 403 is a missing permission, by the connection test's own name.
+    assert errors == [
+        ({"integration": "microsoft_defender", "skill": "List Machines", "code": "insufficient_permissions"}, 1.0)
+    ]
     headers = {"Authorization": f"Bearer {key}"}
     retried = defender_harness.client.post(f"/serviceapi/alerts/{failed['alert_id']}/retry", headers=headers)
     assert retried.status_code == 200

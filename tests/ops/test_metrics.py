@@ -69,7 +69,9 @@ class Seed:
             )
             assert moved is not None
 
-    def step(self, alert_uuid: uuid.UUID, position: int, skill_id: str, status: EvidenceStatus) -> None:
+    def step(
+        self, alert_uuid: uuid.UUID, position: int, skill_id: str, status: EvidenceStatus, code: str | None = None
+    ) -> None:
         record = StepRecord(
             position=position,
             name=f"step {position}",
@@ -77,6 +79,7 @@ class Seed:
             skill_id=skill_id,
             status=status,
             error="failed" if status is EvidenceStatus.ERROR else None,
+            error_code=code,
             started_at=self.now,
         )
         with self.harness.db.write() as session:
@@ -148,12 +151,14 @@ def test_operations_series_report_queue_statuses_durations_checkpoints_and_skill
     for alert_uuid in (quick, slow, old):
         seed.move(alert_uuid, InvestigationStatus.COMPLETED, completed_at=seed.now)
     seed.move(seed.alert(age=50), InvestigationStatus.FAILED)
-    seed.step(quick, 0, CLOUDFLARE_SKILL, EvidenceStatus.ERROR)
+    seed.step(quick, 0, CLOUDFLARE_SKILL, EvidenceStatus.ERROR, "invalid_token")
     seed.step(quick, 1, RELATED_SKILL_ID, EvidenceStatus.OK)
-    seed.step(slow, 0, CLOUDFLARE_SKILL, EvidenceStatus.ERROR)
-    seed.step(slow, 1, RELATED_SKILL_ID, EvidenceStatus.ERROR)
+    seed.step(slow, 0, CLOUDFLARE_SKILL, EvidenceStatus.ERROR, "invalid_token")
+    seed.step(slow, 1, RELATED_SKILL_ID, EvidenceStatus.ERROR, "internal_error")
     seed.step(slow, 2, CLOUDFLARE_SKILL, EvidenceStatus.SKIPPED)
-    seed.step(old, 0, CLOUDFLARE_SKILL, EvidenceStatus.ERROR)  # outside the 24 h window
+    seed.step(slow, 3, CLOUDFLARE_SKILL, EvidenceStatus.ERROR, "rate_limited")
+    seed.step(running, 0, CLOUDFLARE_SKILL, EvidenceStatus.ERROR)  # recorded before steps kept their code
+    seed.step(old, 0, CLOUDFLARE_SKILL, EvidenceStatus.ERROR, "invalid_token")  # outside the 24 h window
     connection = seed.slack_connection()
     seed.checkpoint(running, connection, asked=True, age=600)
     seed.checkpoint(quick, connection, asked=True, age=60)
@@ -182,8 +187,13 @@ def test_operations_series_report_queue_statuses_durations_checkpoints_and_skill
     assert 4100 <= value(exposed, "vigil_investigation_duration_seconds_sum") < 4160
     assert value(exposed, "vigil_checkpoints_waiting") == 2
     assert 600 <= value(exposed, "vigil_checkpoint_oldest_wait_seconds") < 630
-    assert value(exposed, "vigil_skill_call_errors", integration="cloudflare", skill=CLOUDFLARE_SKILL) == 2
-    assert value(exposed, "vigil_skill_call_errors", integration="vigil", skill=RELATED_SKILL_ID) == 1
+    errors = {key: v for (name, key), v in exposed.items() if name == "vigil_skill_call_errors"}
+    assert errors == {
+        frozenset({"integration": "cloudflare", "skill": CLOUDFLARE_SKILL, "code": "invalid_token"}.items()): 2,
+        frozenset({"integration": "cloudflare", "skill": CLOUDFLARE_SKILL, "code": "rate_limited"}.items()): 1,
+        frozenset({"integration": "cloudflare", "skill": CLOUDFLARE_SKILL, "code": "unknown"}.items()): 1,
+        frozenset({"integration": "vigil", "skill": RELATED_SKILL_ID, "code": "internal_error"}.items()): 1,
+    }
 
 
 def test_operations_series_are_zero_not_missing_on_an_empty_database(harness: Harness) -> None:

@@ -36,6 +36,8 @@ OPEN = (*PENDING, InvestigationStatus.IN_PROGRESS)
 FINISHED = (InvestigationStatus.COMPLETED, InvestigationStatus.FAILED)
 #: The integration label of Vigil's own skills (no vendor behind them).
 VIGIL_INTEGRATION = "vigil"
+#: The code label of failed steps recorded before steps kept their error code.
+UNKNOWN_ERROR_CODE = "unknown"
 
 
 def status_name(status: InvestigationStatus) -> str:
@@ -140,7 +142,7 @@ def _checkpoint_waits(session: Session) -> tuple[int, int | None]:
 
 def _skill_errors(session: Session, since: int) -> list[SkillErrors]:
     rows = session.execute(
-        select(InvestigationStep.skill_id, func.count())
+        select(InvestigationStep.skill_id, InvestigationStep.error_code, func.count())
         .where(
             # IN (recent alerts) rather than a join: SQLite then probes the steps' (alert_uuid, …) index per recent
             # alert instead of scanning every step.
@@ -148,9 +150,13 @@ def _skill_errors(session: Session, since: int) -> list[SkillErrors]:
             InvestigationStep.status == EvidenceStatus.ERROR.value,
             InvestigationStep.skill_id.is_not(None),
         )
-        .group_by(InvestigationStep.skill_id)
+        .group_by(InvestigationStep.skill_id, InvestigationStep.error_code)
     ).all()
-    return [SkillErrors(integration_of(skill), skill, int(n)) for skill, n in rows if skill is not None]
+    return [
+        SkillErrors(integration_of(skill), skill, code or UNKNOWN_ERROR_CODE, int(n))
+        for skill, code, n in rows
+        if skill is not None
+    ]
 
 
 def integration_of(skill_id: str) -> str:

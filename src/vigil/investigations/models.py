@@ -49,6 +49,8 @@ class InvestigationStep(Base):
     inputs: Mapped[str] = mapped_column(Text, default="{}")
     output: Mapped[str | None] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(Text)
+    #: The failure's stable name, for `vigil_skill_call_errors` by cause (NULL before migration 0016).
+    error_code: Mapped[str | None] = mapped_column(String(64))
     started_at: Mapped[int] = mapped_column(BigInteger)
     duration_ms: Mapped[int] = mapped_column(Integer, default=0)
 

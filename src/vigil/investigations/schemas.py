@@ -42,6 +42,8 @@ class StepRecord(BaseModel):
     inputs: dict[str, Any] = Field(default_factory=dict)
     output: dict[str, Any] | None = None
     error: str | None = None
+    #: The failure's stable name (`insufficient_permissions`, `skill_timeout`, …) when `status` is error.
+    error_code: str | None = None
     started_at: int
     duration_ms: int = 0
     fatal: bool = False

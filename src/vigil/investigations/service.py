@@ -277,6 +277,7 @@ def record_step(session: Session, alert_uuid: uuid.UUID, attempt: int, record: S
         "inputs": json.dumps(record.inputs, default=str),
         "output": json.dumps(record.output, default=str) if record.output is not None else None,
         "error": record.error,
+        "error_code": record.error_code,
         "started_at": record.started_at,
         "duration_ms": record.duration_ms,
     }

@@ -167,7 +167,7 @@ class StepRunner:
         try:
             inputs = render_inputs(step.inputs, plan.template_context())
         except TemplateRenderError as error:
-            return self._failed(base, step, f"Template error in {error}", transient=False)
+            return self._failed(base, step, f"Template error in {error}", code="template_error", transient=False)
         base["inputs"] = inputs
         empty = sorted(name for name, value in inputs.items() if value == "")
         if empty:
@@ -187,7 +187,9 @@ class StepRunner:
                 output = INTERNAL_SKILLS[step.skill](session, plan)
         except Exception as error:
             logger.exception("internal skill %r failed", step.skill)
-            return self._failed(base, step, f"{step.skill} failed: {type(error).__name__}", transient=True)
+            return self._failed(
+                base, step, f"{step.skill} failed: {type(error).__name__}", code="internal_error", transient=True
+            )
         return StepRecord(**base, status=EvidenceStatus.OK, output=output)
 
     def _run_vendor_skill(
@@ -196,7 +198,7 @@ class StepRunner:
         try:
             skill = get_skill(step.skill)
         except UnknownSkillError:
-            return self._failed(base, step, f"Unknown skill {step.skill!r}", transient=False)
+            return self._failed(base, step, f"Unknown skill {step.skill!r}", code="unknown_skill", transient=False)
         with self.db.read() as session:
             organization_uuid = plan.organization_uuid or organization_of(session, plan.alert_uuid)
             try:
@@ -235,7 +237,8 @@ class StepRunner:
             if attempt + 1 < self.policy.retry_attempts:
                 time.sleep(self.policy.retry_backoff_seconds * (2**attempt))
         assert last_error is not None
-        return self._failed(base, step, _from_vendor(vendor, _explain(last_error)), transient=last_error.transient)
+        message = _from_vendor(vendor, _explain(last_error))
+        return self._failed(base, step, message, code=last_error.code, transient=last_error.transient)
 
     def run_follow_up(self, plan: InvestigationPlan, skill_id: str, inputs: dict[str, str]) -> StepRecord:
         """A read-only skill the AI asked for mid-analysis; its inputs are literal values, never templates."""
@@ -255,11 +258,10 @@ class StepRunner:
             try:
                 writes = get_skill(skill_id).writes
             except UnknownSkillError:
-                return self._failed(base, step, f"Unknown skill {skill_id!r}", transient=False)
+                return self._failed(base, step, f"Unknown skill {skill_id!r}", code="unknown_skill", transient=False)
             if writes:
-                return self._failed(
-                    base, step, f"Refused: {skill_id} changes systems; only a person may run it", transient=False
-                )
+                refusal = f"Refused: {skill_id} changes systems; only a person may run it"
+                return self._failed(base, step, refusal, code="write_refused", transient=False)
             record = self._run_vendor_skill(plan, step, base, inputs)
         record.duration_ms = int((time.perf_counter() - clock) * 1000)
         return record
@@ -277,15 +279,15 @@ class StepRunner:
             "started_at": started,
         }
 
-        def final(status: EvidenceStatus, error: str) -> CheckpointAsk:
-            return CheckpointAsk(record=StepRecord(**base, status=status, error=error))
+        def final(status: EvidenceStatus, error: str, code: str | None = None) -> CheckpointAsk:
+            return CheckpointAsk(record=StepRecord(**base, status=status, error=error, error_code=code))
 
         try:
             rendered = render_inputs(
                 {"user_email": step.user_email, "question": step.question}, plan.template_context()
             )
         except TemplateRenderError as error:
-            return final(EvidenceStatus.ERROR, f"Template error in {error}")
+            return final(EvidenceStatus.ERROR, f"Template error in {error}", "template_error")
         email, question = rendered["user_email"].strip(), rendered["question"].strip()
         base["inputs"] = {"user_email": email, "question": question, "timeout_seconds": step.timeout_seconds}
         if not email or not question:
@@ -328,7 +330,7 @@ class StepRunner:
             timeout_seconds=timeout.seconds,
         )
         if status == CheckpointStatus.FAILED:
-            return final(EvidenceStatus.ERROR, "The question could not be sent to Slack")
+            return final(EvidenceStatus.ERROR, "The question could not be sent to Slack", "question_not_sent")
         if sent_before is not None:  # replayed after the question went out: never ask twice
             waiting.record.output = sent_before
             return waiting
@@ -345,13 +347,13 @@ class StepRunner:
             sent = self.bridge.run(run_skill(CHAT_CHECKPOINT_SKILL_ID, context, inputs), self.policy.timeout_seconds)
         except Exception as error:  # whatever went wrong, the question is marked failed, never left "asking"
             if isinstance(error, TimeoutError):
-                reason = "Slack did not answer in time"
+                reason, code = "Slack did not answer in time", "skill_timeout"
             else:
                 failure = error if isinstance(error, IntegrationError) else _unreadable("Slack", "the question", error)
-                reason = _explain(failure)
+                reason, code = _explain(failure), failure.code
             with self.db.write() as session:
                 checkpoints.mark_failed(session, checkpoint_uuid, reason)
-            return final(EvidenceStatus.ERROR, f"Could not ask {email} in Slack: {reason}")
+            return final(EvidenceStatus.ERROR, f"Could not ask {email} in Slack: {reason}", code)
         asked = ChatCheckpointOutput.model_validate(sent)
         with self.db.write() as session:
             checkpoints.mark_asked(session, checkpoint_uuid, asked, timeout.seconds)
@@ -394,11 +396,13 @@ class StepRunner:
         )
 
     @staticmethod
-    def _failed(base: dict[str, Any], step: SkillStep, message: str, *, transient: bool) -> StepRecord:
+    def _failed(base: dict[str, Any], step: SkillStep, message: str, *, code: str, transient: bool) -> StepRecord:
+        """`code` is the failure's stable name (the vendor error's code, or Vigil's own), for metrics by cause."""
         return StepRecord(
             **base,
             status=EvidenceStatus.ERROR,
             error=message,
+            error_code=code,
             fatal=step.on_error is OnError.FAIL,
             transient=transient,
         )
