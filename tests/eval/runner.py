@@ -52,6 +52,7 @@ from vigil.cases.models import Case
 from vigil.db.migrate import upgrade
 from vigil.db.session import create_db_engine
 from vigil.integrations.catalog import all_skills
+from vigil.integrations.chat import decode_message_ref
 from vigil.investigations.models import ChatCheckpoint
 from vigil.investigations.service import exchanges_of
 from vigil.playbooks.models import PlaybookVersion
@@ -748,9 +749,10 @@ class _Session:
                 .where(ChatCheckpoint.alert_uuid == alert_uuid, ChatCheckpoint.status == "waiting")
                 .order_by(ChatCheckpoint.position)
             )
-            if row is None or not row.channel_id or not row.message_ts or not row.slack_user_id:
+            message = decode_message_ref(row.message_ref if row is not None else None)
+            if row is None or "channel" not in message or "ts" not in message or not row.recipient_id:
                 return None
-            asked = _Asked(channel=row.channel_id, ts=row.message_ts, user_id=row.slack_user_id)
+            asked = _Asked(channel=message["channel"], ts=message["ts"], user_id=row.recipient_id)
         if (asked.channel, asked.ts) not in self.fakes.slack.messages:
             return None
         return asked

@@ -19,7 +19,7 @@ from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.alerts.service import transition
 from vigil.db.base import epoch_now
-from vigil.integrations.slack.skills import ChatCheckpointOutput
+from vigil.integrations.chat import ChatPerson, SentQuestion
 from vigil.investigations import checkpoints
 from vigil.investigations.models import ChatCheckpoint
 from vigil.investigations.related import RELATED_SKILL_ID
@@ -99,20 +99,14 @@ class Seed:
                 organization_uuid=organization_uuid,
                 connection_uuid=connection_uuid,
                 connection_name="slack",
+                provider_id="slack",
                 email="analyst@acme.example",
                 question="Was this you?",
                 timeout=checkpoints.CheckpointTimeout(3600, checkpoints.TimeoutSource.ENVIRONMENT),
             )
             if asked:
-                output = ChatCheckpointOutput(
-                    answer="pending",
-                    asked_user_email="analyst@acme.example",
-                    slack_user_id="U1",
-                    channel="D1",
-                    message_ts="1.0",
-                    question="Was this you?",
-                )
-                checkpoints.mark_asked(session, row.checkpoint_uuid, output, 3600)
+                sent = SentQuestion(ChatPerson("U1"), "D1", {"channel": "D1", "ts": "1.0"}, "1.0")
+                checkpoints.mark_asked(session, row.checkpoint_uuid, sent, 3600)
             session.execute(
                 update(ChatCheckpoint)
                 .where(ChatCheckpoint.checkpoint_uuid == row.checkpoint_uuid)

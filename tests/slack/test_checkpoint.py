@@ -31,7 +31,7 @@ def test_it_was_not_me_button_resumes_the_playbook_and_raises_the_case(chat_engi
 
     evidence = chat_engine.checkpoint_output(alert["alert_uuid"])
     assert evidence["answer"] == "denied" and evidence["answered_via"] == "button"
-    assert evidence["answered_by"] == ASKED and ASKED_ID in evidence["answered_by_slack"]
+    assert evidence["answered_by"] == ASKED and ASKED_ID in evidence["answered_by_account"]
     assert isinstance(evidence["answered_at"], int) and evidence["message_updated"] is True
     case = chat_engine.case(done["case_id"])
     in_case = next(item for item in case["evidence"] if item["kind"] == "checkpoint")

@@ -64,7 +64,7 @@ def test_press_before_the_question_is_recorded_answers_it_at_once(chat_engine: C
 
     evidence = chat_engine.checkpoint_output(alert["alert_uuid"])
     assert (evidence["answer"], evidence["answered_via"], evidence["answered_by"]) == ("denied", "button", ASKED)
-    assert ASKED_ID in evidence["answered_by_slack"] and evidence["message_updated"] is True
+    assert ASKED_ID in evidence["answered_by_account"] and evidence["message_updated"] is True
     case = chat_engine.case(done["case_id"])
     in_case = next(item for item in case["evidence"] if item["kind"] == "checkpoint")
     assert in_case["status"] == "ok" and in_case["output"]["answer"] == "denied"
@@ -110,7 +110,7 @@ def test_asked_users_press_wins_over_an_earlier_press_by_someone_else(chat_engin
     evidence = chat_engine.checkpoint_output(alert["alert_uuid"])
     # The asked user's first press counts, as `waiting → answered` would have taken it.
     assert (evidence["answer"], evidence["answered_by"]) == ("denied", ASKED)
-    assert OTHER_ID not in (evidence["answered_by_slack"] or "")
+    assert OTHER_ID not in (evidence["answered_by_account"] or "")
 
 
 def test_dm_reply_before_the_question_is_recorded_answers_it(chat_engine: Checkpointed) -> None:

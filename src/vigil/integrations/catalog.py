@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vigil.integrations.cloudflare import INTEGRATION as CLOUDFLARE
 from vigil.integrations.errors import UnknownIntegrationError, UnknownSkillError
@@ -12,11 +12,39 @@ from vigil.integrations.microsoft_defender import INTEGRATION as MICROSOFT_DEFEN
 from vigil.integrations.push_security import INTEGRATION as PUSH_SECURITY
 from vigil.integrations.slack import INTEGRATION as SLACK
 
-_INTEGRATIONS: tuple[Integration, ...] = (MICROSOFT_DEFENDER, CLOUDFLARE, SLACK, PUSH_SECURITY)
+if TYPE_CHECKING:
+    from vigil.integrations.chat import ChatProvider
+
+_INTEGRATIONS: list[Integration] = [MICROSOFT_DEFENDER, CLOUDFLARE, SLACK, PUSH_SECURITY]
 
 
 def all_integrations() -> list[Integration]:
     return list(_INTEGRATIONS)
+
+
+def add_integration(integration: Integration) -> None:
+    """Declare one more integration at run time (a plugin; the tests' second chat provider)."""
+    if any(known.id == integration.id for known in _INTEGRATIONS):
+        raise ValueError(f"duplicate integration id {integration.id!r}")
+    _INTEGRATIONS.append(integration)
+    catalog_json.cache_clear()
+
+
+def remove_integration(integration_id: str) -> None:
+    _INTEGRATIONS[:] = [known for known in _INTEGRATIONS if known.id != integration_id]
+    catalog_json.cache_clear()
+
+
+def chat_integration_ids() -> frozenset[str]:
+    """The integrations that can ask people questions: the engine looks a chat connection up by these."""
+    return frozenset(integration.id for integration in _INTEGRATIONS if integration.chat is not None)
+
+
+def chat_provider(integration_id: str) -> ChatProvider:
+    provider = get_integration(integration_id).chat
+    if provider is None:
+        raise UnknownIntegrationError(integration_id)
+    return provider
 
 
 def get_integration(integration_id: str) -> Integration:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, TypeVar, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_type_hints
 
 from pydantic import AliasGenerator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -20,6 +20,9 @@ from vigil.input_types import has_control_characters
 from vigil.integrations.errors import IntegrationError, UnknownIntegrationError, UnknownSkillError
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.redaction import Redactor
+
+if TYPE_CHECKING:
+    from vigil.integrations.chat import ChatProvider
 
 __all__ = [
     "ConnectionField",
@@ -261,6 +264,8 @@ class Integration:
     fields: tuple[ConnectionField, ...]
     test: ConnectionTest
     auth_method_field: str | None = None
+    chat: ChatProvider | None = None
+    """Set when the integration can ask people questions (Chat Checkpoints): the engine finds it by this."""
 
     @property
     def skills(self) -> list[Skill]:

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from vigil.db.base import epoch_now
+from vigil.integrations.catalog import chat_integration_ids
 from vigil.integrations.framework import Endpoints, SkillContext
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.models import Connection
@@ -36,7 +37,7 @@ class ConnectionsResolver:
     def authenticated_integrations(self, session: Session, organization_uuid: uuid.UUID) -> set[str]:
         """Integrations with an unexpired connection whose last Authenticate/Test succeeded.
 
-        Chat checkpoints are drafted only then: the Slack app must be set up for people's answers to arrive.
+        Chat checkpoints are drafted only then: the chat app must be set up for people's answers to arrive.
         """
         now = epoch_now()
         rows = session.execute(
@@ -47,6 +48,19 @@ class ConnectionsResolver:
             )
         )
         return {row[0] for row in rows}
+
+    def chat_integration(self, session: Session, organization_uuid: uuid.UUID) -> str | None:
+        """The integration the organization is asked through in chat: of its connections whose integration provides
+        chat, the one that last tested OK, else the oldest (an expired one too, so asking says it expired)."""
+        return session.scalar(
+            select(Connection.integration_id)
+            .where(
+                Connection.organization_uuid == organization_uuid,
+                Connection.integration_id.in_(sorted(chat_integration_ids())),
+            )
+            .order_by(Connection.last_test_ok.is_(True).desc(), Connection.created_at, Connection.name)
+            .limit(1)
+        )
 
     def skill_context(
         self, session: Session, organization_uuid: uuid.UUID, integration_id: str, connection_name: str | None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -99,17 +99,25 @@ def _redacted(error: IntegrationError, redactor: Redactor) -> IntegrationError:
 
 
 async def run_skill(skill_id: str, ctx: SkillContext, raw_inputs: Mapping[str, object]) -> dict[str, object]:
-    """Validate inputs, run the skill and return its output as JSON-ready data (field names as keys).
+    """Validate inputs, run the skill and return its output as JSON-ready data (field names as keys)."""
+    declared = get_skill(skill_id)
+    params = validate_inputs(declared.input_model, raw_inputs)
+    return await run_vendor_call(declared.integration_id, ctx, lambda: declared.func(ctx, params))
 
-    Vendor data that does not fit the skill's records is an ``unexpected_response`` error that names the fields,
+
+async def run_vendor_call(
+    integration_id: str, ctx: SkillContext, call: Callable[[], Awaitable[BaseModel]]
+) -> dict[str, object]:
+    """Run one call to the vendor (a skill, a chat question) and return its result as JSON-ready data, failures and
+    output passed through the connection's redactor.
+
+    Vendor data that does not fit the expected records is an ``unexpected_response`` error that names the fields,
     never their values.
     """
-    declared = get_skill(skill_id)
-    integration = get_integration(declared.integration_id)
-    params = validate_inputs(declared.input_model, raw_inputs)
+    integration = get_integration(integration_id)
     redactor = _redactor(integration, ctx)
     try:
-        output = await declared.func(ctx, params)
+        output = await call()
     except IntegrationError as error:
         raise _redacted(error, redactor) from None
     except ValidationError as error:

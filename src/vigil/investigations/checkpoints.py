@@ -1,17 +1,17 @@
 """Chat Checkpoints: the durable record of a question put to a person, and how answers reach it.
 
-The flow: the engine opens a row (`asking`) with the timeout it resolved, sends the Slack question, marks it
-`waiting` and starts a workflow that waits with `DBOS.recv`. A button press (E5) or a yes/no DM reply (E4)
-from the asked user is a conditional update `waiting → answered` inside the transaction that records the
-delivery, then a wake-up message to that workflow. The row is the truth; the message only saves waiting
-time: the waiting workflow also re-reads the row between shorter waits, so a lost wake-up delays the
-playbook a little, never loses the answer. A timeout is the same conditional update to `timed_out`, so
-whichever comes first wins.
+The flow: the engine opens a row (`asking`) with the timeout it resolved, sends the question through the
+organization's chat provider, marks it `waiting` and starts a workflow that waits with `DBOS.recv`. A button
+press or a yes/no reply from the asked person (read and verified by the provider's inbound route) is a
+conditional update `waiting → answered` inside the transaction that records the delivery, then a wake-up message
+to that workflow. The row is the truth; the message only saves waiting time: the waiting workflow also re-reads
+the row between shorter waits, so a lost wake-up delays the playbook a little, never loses the answer. A timeout
+is the same conditional update to `timed_out`, so whichever comes first wins.
 
-The buttons are live as soon as Slack posts the question, before Vigil has recorded whom it asked. An answer
-arriving in that window (row still `asking`) is kept in `chat_early_answers`; `mark_asked` applies the asked
-user's answer in the same transaction that records the question, so the row goes straight to `answered` and
-the wait ends at once. Both sides lock the checkpoint row (PostgreSQL; SQLite serializes writers anyway), so
+The buttons are live as soon as the provider posts the question, before Vigil has recorded whom it asked. An
+answer arriving in that window (row still `asking`) is kept in `chat_early_answers`; `mark_asked` applies the
+asked person's answer in the same transaction that records the question, so the row goes straight to `answered`
+and the wait ends at once. Both sides lock the checkpoint row (PostgreSQL; SQLite serializes writers anyway), so
 an early answer is either seen by `mark_asked` or finds the row already `waiting`.
 """
 
@@ -31,9 +31,19 @@ from sqlalchemy.orm import Session
 from vigil.alerts.service import add_timeline_event
 from vigil.db.base import epoch_now
 from vigil.durations import human_duration
-from vigil.integrations.slack import inbound
-from vigil.integrations.slack.checkpoint import CheckpointButton, Decision, decision_from_reply
-from vigil.integrations.slack.skills import ChatCheckpointOutput
+from vigil.integrations.catalog import chat_provider
+from vigil.integrations.chat import (
+    AfterCommit,
+    AnsweredVia,
+    ChatCheckpointOutput,
+    Decision,
+    InboundAnswer,
+    SentQuestion,
+    decode_message_ref,
+    encode_message_ref,
+    handle_answers,
+)
+from vigil.integrations.errors import UnknownIntegrationError
 from vigil.investigations.models import ChatCheckpoint, ChatEarlyAnswer
 from vigil.investigations.service import workflow_id_for
 from vigil.orgs import service as orgs_service
@@ -52,12 +62,7 @@ class CheckpointStatus(StrEnum):
     WAITING = "waiting"  # the question is in the person's DMs
     ANSWERED = "answered"
     TIMED_OUT = "timed_out"
-    FAILED = "failed"  # the question could not be sent (unknown email, Slack error)
-
-
-class AnsweredVia(StrEnum):
-    BUTTON = "button"
-    DM = "dm"
+    FAILED = "failed"  # the question could not be sent (unknown email, chat product error)
 
 
 class TimeoutSource(StrEnum):
@@ -114,6 +119,7 @@ def open_checkpoint(
     organization_uuid: uuid.UUID,
     connection_uuid: uuid.UUID,
     connection_name: str,
+    provider_id: str,
     email: str,
     question: str,
     timeout: CheckpointTimeout,
@@ -136,6 +142,7 @@ def open_checkpoint(
         organization_uuid=organization_uuid,
         connection_uuid=connection_uuid,
         connection_name=connection_name,
+        provider_id=provider_id,
         waiting_workflow_id=waiting_workflow_id(alert_uuid, attempt, position),
         asked_email=email,
         question=question,
@@ -149,9 +156,9 @@ def open_checkpoint(
     return row
 
 
-def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpointOutput, timeout_seconds: int) -> None:
-    """`asking → waiting` with whom and where Slack asked; an answer that arrived meanwhile is applied at once
-    (the row ends `answered`, and the waiting workflow, started after this, finds it so)."""
+def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, sent: SentQuestion, timeout_seconds: int) -> None:
+    """`asking → waiting` with whom and where the question was asked; an answer that arrived meanwhile is applied
+    at once (the row ends `answered`, and the waiting workflow, started after this, finds it so)."""
     now = epoch_now()
     marked = session.execute(
         update(ChatCheckpoint)
@@ -161,10 +168,11 @@ def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpoi
         )
         .values(
             status=CheckpointStatus.WAITING.value,
-            slack_user_id=asked.slack_user_id,
-            slack_user_name=asked.slack_user_name,
-            channel_id=asked.channel,
-            message_ts=asked.message_ts,
+            recipient_id=sent.recipient.id,
+            recipient_name=sent.recipient.name,
+            conversation_id=sent.conversation_id,
+            message_ref=encode_message_ref(sent.message_ref),
+            posted_at=sent.posted_at,
             expires_at=now + timeout_seconds,
         )
     )
@@ -175,13 +183,14 @@ def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, asked: ChatCheckpoi
         session,
         row,
         "checkpoint_asked",
-        f"Asked {row.asked_email} in Slack to confirm the activity; waiting up to {human_duration(timeout_seconds)}.",
+        f"Asked {row.asked_email} in {chat_name(row.provider_id)} to confirm the activity; "
+        f"waiting up to {human_duration(timeout_seconds)}.",
     )
     early = _take_early_answer(session, row)
     if early is None:
         return
     # Nobody waits yet: the waiting workflow starts after this and finds the row answered, so no wake-up.
-    record_answer(session, row, early.decision, via=early.via, slack_user=early.label, at=early.at)
+    record_answer(session, row, early.decision, via=early.via, account=early.label, at=early.at)
     logger.info("checkpoint %s: the answer given while the question was being recorded applies", checkpoint_uuid)
 
 
@@ -197,12 +206,21 @@ def mark_failed(session: Session, checkpoint_uuid: uuid.UUID, reason: str) -> No
     session.execute(delete(ChatEarlyAnswer).where(ChatEarlyAnswer.checkpoint_uuid == checkpoint_uuid))
     row = session.get(ChatCheckpoint, checkpoint_uuid)
     if row is not None:
-        _timeline(session, row, "checkpoint_failed", f"Could not ask {row.asked_email} in Slack: {reason}")
+        where = chat_name(row.provider_id)
+        _timeline(session, row, "checkpoint_failed", f"Could not ask {row.asked_email} in {where}: {reason}")
 
 
 def is_waiting(session: Session, checkpoint_uuid: uuid.UUID) -> bool:
     status = session.scalar(select(ChatCheckpoint.status).where(ChatCheckpoint.checkpoint_uuid == checkpoint_uuid))
     return status == CheckpointStatus.WAITING.value
+
+
+def get(session: Session, checkpoint_uuid: uuid.UUID) -> ChatCheckpoint:
+    """The row as the database has it now (another transaction may have answered it)."""
+    row = session.get(ChatCheckpoint, checkpoint_uuid, populate_existing=True)
+    if row is None:
+        raise LookupError(f"checkpoint {checkpoint_uuid} disappeared")
+    return row
 
 
 def conclude(session: Session, checkpoint_uuid: uuid.UUID) -> ChatCheckpoint:
@@ -215,34 +233,40 @@ def conclude(session: Session, checkpoint_uuid: uuid.UUID) -> ChatCheckpoint:
         )
         .values(status=CheckpointStatus.TIMED_OUT.value, answer=TIMEOUT_ANSWER, answered_at=epoch_now())
     )
-    row = session.get(ChatCheckpoint, checkpoint_uuid)
-    if row is None:
-        raise LookupError(f"checkpoint {checkpoint_uuid} disappeared")
-    session.refresh(row)
+    row = get(session, checkpoint_uuid)
     if getattr(timed_out, "rowcount", 0) == 1:
         _timeline(session, row, "checkpoint_timeout", f"No answer from {row.asked_email} in time; continuing.")
     return row
 
 
 def evidence(row: ChatCheckpoint) -> dict[str, Any]:
-    """The step's recorded output: the skill's output model with the answer filled in."""
+    """The step's recorded output: whom the question went to, and the answer once there is one."""
     answered = row.status == CheckpointStatus.ANSWERED.value
     return ChatCheckpointOutput(
         answer=row.answer or "pending",
         answered_by=row.asked_email if answered else None,
-        answered_by_slack=row.answered_by_slack if answered else None,
+        answered_by_account=row.answered_by_account if answered else None,
         answered_at=row.answered_at,
         answered_via=row.answered_via,
         asked_user_email=row.asked_email,
-        slack_user_id=row.slack_user_id or "",
-        slack_user_name=row.slack_user_name,
-        channel=row.channel_id or "",
-        message_ts=row.message_ts or "",
+        chat=row.provider_id,
+        recipient_id=row.recipient_id or "",
+        recipient_name=row.recipient_name,
+        conversation_id=row.conversation_id or "",
+        message_ref=decode_message_ref(row.message_ref),
         question=row.question,
     ).model_dump(mode="json")
 
 
-# --- answers from Slack -------------------------------------------------------------------------------------
+def chat_name(provider_id: str) -> str:
+    """The chat product's name for texts people read; its id if it is no longer installed."""
+    try:
+        return chat_provider(provider_id).name
+    except UnknownIntegrationError:
+        return provider_id
+
+
+# --- answers from chat ------------------------------------------------------------------------------------------
 
 
 def record_answer(
@@ -251,9 +275,9 @@ def record_answer(
     decision: Decision,
     *,
     via: AnsweredVia,
-    slack_user: str,
+    account: str,
     at: int | None = None,
-) -> inbound.AfterCommit | None:
+) -> AfterCommit | None:
     """`waiting → answered` once; returns the wake-up to send after commit, or None if it was already resolved."""
     now = epoch_now() if at is None else at
     result = session.execute(
@@ -265,7 +289,7 @@ def record_answer(
         .values(
             status=CheckpointStatus.ANSWERED.value,
             answer=decision.value,
-            answered_by_slack=slack_user[:200],
+            answered_by_account=account[:200],
             answered_via=via.value,
             answered_at=now,
         )
@@ -274,69 +298,68 @@ def record_answer(
         logger.info("checkpoint %s already resolved; answer %s ignored", row.checkpoint_uuid, decision.value)
         return None
     said = "it was them" if decision is Decision.CONFIRMED else "it was NOT them"
-    _timeline(session, row, "checkpoint_answered", f"{row.asked_email} answered in Slack ({via.value}): {said}.")
+    where = chat_name(row.provider_id)
+    _timeline(session, row, "checkpoint_answered", f"{row.asked_email} answered in {where} ({via.value}): {said}.")
     logger.info("checkpoint %s answered %s via %s", row.checkpoint_uuid, decision.value, via.value)
     workflow_id, checkpoint_uuid = row.waiting_workflow_id, row.checkpoint_uuid
     return lambda: wake(workflow_id, checkpoint_uuid)
 
 
-def on_button(session: Session, interaction: inbound.InboundInteraction) -> inbound.AfterCommit | None:
-    """E5 block_actions: only our buttons, on this connection's checkpoint, pressed by the asked user.
+@handle_answers
+def on_answer(session: Session, answer: InboundAnswer) -> AfterCommit | None:
+    """A verified answer from any chat provider: a press names its checkpoint, a written reply does not."""
+    if not answer.user_id:
+        return None
+    if answer.checkpoint_uuid is not None:
+        return _on_press(session, answer, answer.checkpoint_uuid)
+    return _on_reply(session, answer)
+
+
+def _on_press(session: Session, answer: InboundAnswer, checkpoint_uuid: uuid.UUID) -> AfterCommit | None:
+    """Only on this connection's checkpoint, and only by the asked person.
 
     A press while the question is still being recorded (`asking`) is kept for `mark_asked`, which knows who
     was asked; the row lock makes `mark_asked` wait for this transaction (or this one see its result)."""
-    button = CheckpointButton.parse(interaction.action_value)
-    if button is None:
+    row = session.get(ChatCheckpoint, checkpoint_uuid, with_for_update=True, populate_existing=True)
+    if row is None or row.connection_uuid != answer.connection_uuid:
+        logger.warning("answer for unknown checkpoint %s on connection %s", checkpoint_uuid, answer.connection_uuid)
         return None
-    row = session.get(ChatCheckpoint, button.checkpoint, with_for_update=True, populate_existing=True)
-    if row is None or row.connection_uuid != interaction.connection_uuid:
-        logger.warning(
-            "button for unknown checkpoint %s on connection %s", button.checkpoint, interaction.connection_uuid
-        )
-        return None
-    user = interaction.payload.get("user")
-    name = str(user.get("username") or user.get("name") or "") if isinstance(user, dict) else ""
-    label = _slack_label(name, interaction.user_id)
+    label = _label(answer.user_name or "", answer.user_id)
     if row.status == CheckpointStatus.ASKING.value:
         session.add(
             ChatEarlyAnswer(
-                connection_uuid=interaction.connection_uuid,
+                connection_uuid=answer.connection_uuid,
                 checkpoint_uuid=row.checkpoint_uuid,
-                answered_via=AnsweredVia.BUTTON.value,
-                answer=button.decision.value,
-                user_id=interaction.user_id[:64],
+                answered_via=answer.via.value,
+                answer=answer.decision.value,
+                user_id=answer.user_id[:255],
                 user_label=label[:200],
-                channel_id=interaction.channel_id[:64],
+                conversation_id=answer.conversation_id[:255],
                 received_at=epoch_now(),
             )
         )
         logger.info(
             "checkpoint %s: press by %s while the question is being recorded; kept until it is",
             row.checkpoint_uuid,
-            interaction.user_id,
+            answer.user_id,
         )
         return None
-    if interaction.user_id != row.slack_user_id:
-        _ignore_other_user(row, interaction.user_id)
+    if answer.user_id != row.recipient_id:
+        _ignore_other_user(row, answer.user_id)
         return None
-    return record_answer(session, row, button.decision, via=AnsweredVia.BUTTON, slack_user=label)
+    return record_answer(session, row, answer.decision, via=answer.via, account=label)
 
 
-def on_direct_message(session: Session, event: inbound.InboundEvent) -> inbound.AfterCommit | None:
-    """E4 message.im: a clear yes/no from the asked user answers their most recent open question in that DM.
+def _on_reply(session: Session, answer: InboundAnswer) -> AfterCommit | None:
+    """A clear yes/no from the asked person answers their most recent open question in that conversation.
 
     A reply no waiting question matches, while a question of this connection is still being recorded, is kept
     a few minutes for `mark_asked` (locking those rows first, so `mark_asked` either sees the reply or has
     already made its row `waiting`, which the lookup below then finds)."""
-    user_id = str(event.event.get("user") or "")
-    channel_id = str(event.event.get("channel") or "")
-    decision = decision_from_reply(str(event.event.get("text") or ""))
-    if not user_id or decision is None:
-        return None
     being_asked = session.scalars(
         select(ChatCheckpoint.checkpoint_uuid)
         .where(
-            ChatCheckpoint.connection_uuid == event.connection_uuid,
+            ChatCheckpoint.connection_uuid == answer.connection_uuid,
             ChatCheckpoint.status == CheckpointStatus.ASKING.value,
         )
         .order_by(ChatCheckpoint.checkpoint_uuid)
@@ -345,46 +368,41 @@ def on_direct_message(session: Session, event: inbound.InboundEvent) -> inbound.
     row = session.scalar(
         select(ChatCheckpoint)
         .where(
-            ChatCheckpoint.connection_uuid == event.connection_uuid,
-            ChatCheckpoint.slack_user_id == user_id,
-            ChatCheckpoint.channel_id == channel_id,
+            ChatCheckpoint.connection_uuid == answer.connection_uuid,
+            ChatCheckpoint.recipient_id == answer.user_id,
+            ChatCheckpoint.conversation_id == answer.conversation_id,
             ChatCheckpoint.status == CheckpointStatus.WAITING.value,
         )
         .order_by(ChatCheckpoint.created_at.desc())
         .limit(1)
     )
     if row is not None:
-        return record_answer(
-            session, row, decision, via=AnsweredVia.DM, slack_user=_slack_label(row.slack_user_name or "", user_id)
-        )
+        account = _label(row.recipient_name or "", answer.user_id)
+        return record_answer(session, row, answer.decision, via=answer.via, account=account)
     if being_asked:
         now = epoch_now()
         session.execute(
             delete(ChatEarlyAnswer).where(
-                ChatEarlyAnswer.connection_uuid == event.connection_uuid,
+                ChatEarlyAnswer.connection_uuid == answer.connection_uuid,
                 ChatEarlyAnswer.checkpoint_uuid.is_(None),
                 ChatEarlyAnswer.received_at < now - EARLY_REPLY_WINDOW_SECONDS,
             )
         )
         session.add(
             ChatEarlyAnswer(
-                connection_uuid=event.connection_uuid,
+                connection_uuid=answer.connection_uuid,
                 checkpoint_uuid=None,
-                answered_via=AnsweredVia.DM.value,
-                answer=decision.value,
-                user_id=user_id[:64],
-                user_label=user_id[:200],
-                channel_id=channel_id[:64],
-                reply_ts=str(event.event.get("ts") or "")[:64],
+                answered_via=answer.via.value,
+                answer=answer.decision.value,
+                user_id=answer.user_id[:255],
+                user_label=answer.user_id[:200],
+                conversation_id=answer.conversation_id[:255],
+                posted_at=(answer.posted_at or "")[:64],
                 received_at=now,
             )
         )
-        logger.info("reply by %s while a question is being recorded; kept for it", user_id)
+        logger.info("reply by %s while a question is being recorded; kept for it", answer.user_id)
     return None
-
-
-inbound.register_interaction_handler("block_actions", on_button)
-inbound.register_event_handler("message.im", on_direct_message)
 
 
 @dataclass(frozen=True)
@@ -396,7 +414,7 @@ class _EarlyAnswer:
 
 
 def _take_early_answer(session: Session, row: ChatCheckpoint) -> _EarlyAnswer | None:
-    """The asked user's first press on this question, else their newest DM reply posted after it; other
+    """The asked person's first press on this question, else their newest reply posted after it; other
     people's presses are discarded as they would have been once the question was recorded."""
     chosen: _EarlyAnswer | None = None
     presses = session.scalars(
@@ -405,37 +423,39 @@ def _take_early_answer(session: Session, row: ChatCheckpoint) -> _EarlyAnswer | 
         .order_by(ChatEarlyAnswer.id)
     ).all()
     for press in presses:
-        if press.user_id != row.slack_user_id:
+        if press.user_id != row.recipient_id:
             _ignore_other_user(row, press.user_id)
         elif chosen is None:
-            chosen = _EarlyAnswer(Decision(press.answer), AnsweredVia.BUTTON, press.user_label, press.received_at)
+            chosen = _EarlyAnswer(
+                Decision(press.answer), AnsweredVia(press.answered_via), press.user_label, press.received_at
+            )
     if presses:
         session.execute(delete(ChatEarlyAnswer).where(ChatEarlyAnswer.checkpoint_uuid == row.checkpoint_uuid))
     return chosen or _take_early_reply(session, row)
 
 
 def _take_early_reply(session: Session, row: ChatCheckpoint) -> _EarlyAnswer | None:
-    """The newest kept yes/no reply of the asked user in the question's DM, posted after the question; taken
-    by one question only (a conditional delete)."""
-    if not row.slack_user_id or not row.channel_id:
+    """The newest kept yes/no reply of the asked person in the question's conversation, posted after the
+    question; taken by one question only (a conditional delete)."""
+    if not row.recipient_id or not row.conversation_id:
         return None
     replies = session.scalars(
         select(ChatEarlyAnswer).where(
             ChatEarlyAnswer.connection_uuid == row.connection_uuid,
             ChatEarlyAnswer.checkpoint_uuid.is_(None),
-            ChatEarlyAnswer.user_id == row.slack_user_id,
-            ChatEarlyAnswer.channel_id == row.channel_id,
+            ChatEarlyAnswer.user_id == row.recipient_id,
+            ChatEarlyAnswer.conversation_id == row.conversation_id,
             ChatEarlyAnswer.received_at >= epoch_now() - EARLY_REPLY_WINDOW_SECONDS,
         )
     ).all()
-    asked_at = _slack_ts(row.message_ts)
-    for reply in sorted(replies, key=lambda r: _slack_ts(r.reply_ts), reverse=True):
-        if _slack_ts(reply.reply_ts) <= asked_at:
+    asked_at = _exact_time(row.posted_at)
+    for reply in sorted(replies, key=lambda r: _exact_time(r.posted_at), reverse=True):
+        if _exact_time(reply.posted_at) <= asked_at:
             break
         early = _EarlyAnswer(
             Decision(reply.answer),
-            AnsweredVia.DM,
-            _slack_label(row.slack_user_name or "", reply.user_id),
+            AnsweredVia(reply.answered_via),
+            _label(row.recipient_name or "", reply.user_id),
             reply.received_at,
         )
         taken = session.execute(delete(ChatEarlyAnswer).where(ChatEarlyAnswer.id == reply.id))
@@ -446,10 +466,10 @@ def _take_early_reply(session: Session, row: ChatCheckpoint) -> _EarlyAnswer | N
 
 def _ignore_other_user(row: ChatCheckpoint, user_id: str) -> None:
     logger.warning(
-        "checkpoint %s: press by %s ignored; only the asked user %s may answer",
+        "checkpoint %s: press by %s ignored; only the asked person %s may answer",
         row.checkpoint_uuid,
         user_id,
-        row.slack_user_id,
+        row.recipient_id,
     )
 
 
@@ -505,8 +525,8 @@ def wake(workflow_id: str, checkpoint_uuid: uuid.UUID) -> None:
 # --- helpers ------------------------------------------------------------------------------------------------
 
 
-def _slack_ts(value: str | None) -> Decimal:
-    """Slack's message timestamps ("1795291351.974779") compared exactly; anything else sorts first."""
+def _exact_time(value: str | None) -> Decimal:
+    """Providers' posting times ("1795291351.974779") compared exactly; anything else sorts first."""
     try:
         parsed = Decimal(value or "0")
     except InvalidOperation:
@@ -514,7 +534,7 @@ def _slack_ts(value: str | None) -> Decimal:
     return parsed if parsed.is_finite() else Decimal(0)
 
 
-def _slack_label(name: str, user_id: str) -> str:
+def _label(name: str, user_id: str) -> str:
     return f"{name} ({user_id})" if name else user_id
 
 

@@ -95,13 +95,19 @@ class ChatCheckpoint(Base):
     waiting_workflow_id: Mapped[str] = mapped_column(String(200))
     asked_email: Mapped[str] = mapped_column(String(320))
     question: Mapped[str] = mapped_column(Text)
-    slack_user_id: Mapped[str | None] = mapped_column(String(64))
-    slack_user_name: Mapped[str | None] = mapped_column(String(200))
-    channel_id: Mapped[str | None] = mapped_column(String(64))
-    message_ts: Mapped[str | None] = mapped_column(String(64))
+    provider_id: Mapped[str] = mapped_column(String(64))
+    """The chat integration that asked (its id; the connection may be deleted since)."""
+    recipient_id: Mapped[str | None] = mapped_column(String(255))
+    recipient_name: Mapped[str | None] = mapped_column(String(200))
+    conversation_id: Mapped[str | None] = mapped_column(String(255))
+    """Where the question was posted: a written reply there from the recipient answers it."""
+    message_ref: Mapped[str | None] = mapped_column(Text)
+    """The provider's reference to the question message (JSON object, opaque here), to rewrite it."""
+    posted_at: Mapped[str | None] = mapped_column(String(64))
+    """The question's exact posting time as the provider stamps it (decimal Unix seconds)."""
     status: Mapped[str] = mapped_column(String(20))
     answer: Mapped[str | None] = mapped_column(String(20))
-    answered_by_slack: Mapped[str | None] = mapped_column(String(200))
+    answered_by_account: Mapped[str | None] = mapped_column(String(200))
     answered_via: Mapped[str | None] = mapped_column(String(20))
     answered_at: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[int] = mapped_column(BigInteger)
@@ -112,17 +118,17 @@ class ChatCheckpoint(Base):
 
     __table_args__ = (
         UniqueConstraint("alert_uuid", "attempt", "position"),
-        Index("ix_chat_checkpoints_waiting_user", "connection_uuid", "slack_user_id", "status"),
+        Index("ix_chat_checkpoints_waiting_user", "connection_uuid", "recipient_id", "status"),
     )
 
 
 class ChatEarlyAnswer(Base):
     """An answer that arrived while its question was still being sent (the checkpoint `asking`): the buttons
-    are live as soon as Slack posts the message, before Vigil knows who was asked. Recording the question
-    (`mark_asked`) applies the asked user's answer and discards the rest.
+    are live as soon as the chat product posts the message, before Vigil knows who was asked. Recording the
+    question (`mark_asked`) applies the asked user's answer and discards the rest.
 
-    A button press names its checkpoint; a yes/no DM reply does not, so it is kept by connection, user and DM
-    channel (for a few minutes) and matched once the question's user and channel are known."""
+    A button press names its checkpoint; a yes/no reply does not, so it is kept by connection, user and
+    conversation (for a few minutes) and matched once the question's recipient and conversation are known."""
 
     __tablename__ = "chat_early_answers"
 
@@ -135,16 +141,16 @@ class ChatEarlyAnswer(Base):
     )
     answered_via: Mapped[str] = mapped_column(String(20))
     answer: Mapped[str] = mapped_column(String(20))
-    user_id: Mapped[str] = mapped_column(String(64))
+    user_id: Mapped[str] = mapped_column(String(255))
     user_label: Mapped[str] = mapped_column(String(200))
-    channel_id: Mapped[str] = mapped_column(String(64))
-    reply_ts: Mapped[str | None] = mapped_column(String(64))
-    """The DM reply's Slack timestamp (null for a button press)."""
+    conversation_id: Mapped[str] = mapped_column(String(255))
+    posted_at: Mapped[str | None] = mapped_column(String(64))
+    """When the reply was posted, as the provider stamps it (null for a button press)."""
     received_at: Mapped[int] = mapped_column(BigInteger)
 
     __table_args__ = (
         Index("ix_chat_early_answers_checkpoint_uuid", "checkpoint_uuid"),
-        Index("ix_chat_early_answers_reply", "connection_uuid", "user_id", "channel_id"),
+        Index("ix_chat_early_answers_reply", "connection_uuid", "user_id", "conversation_id"),
     )
 
 

@@ -16,13 +16,18 @@ from vigil.ai.schemas import EvidenceStatus
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.integrations.bridge import AsyncBridge
-from vigil.integrations.catalog import all_skills, get_integration, get_skill
+from vigil.integrations.catalog import all_skills, chat_provider, get_integration, get_skill
+from vigil.integrations.chat import (
+    CHAT_CHECKPOINT_SKILL_ID,
+    AskResult,
+    ChatCheckpointStepInput,
+    ChatQuestion,
+    ask,
+    decode_message_ref,
+)
 from vigil.integrations.errors import IntegrationError, UnknownSkillError
 from vigil.integrations.framework import SkillContext
-from vigil.integrations.runner import run_skill
-from vigil.integrations.slack.checkpoint import show_outcome
-from vigil.integrations.slack.inbound import SLACK_INTEGRATION_ID
-from vigil.integrations.slack.skills import CHAT_CHECKPOINT_SKILL_ID, ChatCheckpointOutput, ChatCheckpointStepInput
+from vigil.integrations.runner import run_skill, run_vendor_call
 from vigil.investigations import checkpoints
 from vigil.investigations.checkpoints import CheckpointStatus
 from vigil.investigations.related import RELATED_SKILL_ID, related_alerts
@@ -47,6 +52,8 @@ class ConnectionResolver(Protocol):
     def connected_integrations(self, session: Session, organization_uuid: uuid.UUID) -> set[str]: ...
 
     def authenticated_integrations(self, session: Session, organization_uuid: uuid.UUID) -> set[str]: ...
+
+    def chat_integration(self, session: Session, organization_uuid: uuid.UUID) -> str | None: ...
 
     def skill_context(
         self, session: Session, organization_uuid: uuid.UUID, integration_id: str, connection_name: str | None
@@ -300,12 +307,13 @@ class StepRunner:
                 session, organization_uuid, step.timeout_seconds, self.db.settings.checkpoint_timeout_seconds
             )
             base["inputs"] |= {"timeout_seconds": timeout.seconds, "timeout_source": timeout.source.value}
+            chat = self.resolver.chat_integration(session, organization_uuid)
             try:
-                context = self.resolver.skill_context(session, organization_uuid, SLACK_INTEGRATION_ID, None)
+                context = None if chat is None else self.resolver.skill_context(session, organization_uuid, chat, None)
             except IntegrationError as error:
                 return final(EvidenceStatus.SKIPPED, error.message)
-            if context is None:
-                return final(EvidenceStatus.SKIPPED, "Skipped: the organization has no Slack connection")
+            if chat is None or context is None:
+                return final(EvidenceStatus.SKIPPED, "Skipped: the organization has no chat connection")
             row = checkpoints.open_checkpoint(
                 session,
                 alert_uuid=plan.alert_uuid,
@@ -314,11 +322,12 @@ class StepRunner:
                 organization_uuid=organization_uuid,
                 connection_uuid=uuid.UUID(context.connection_key),
                 connection_name=self.resolver.connection_name(session, uuid.UUID(context.connection_key)),
+                provider_id=chat,
                 email=email,
                 question=question,
                 timeout=timeout,
             )
-            timeout = checkpoints.recorded_timeout(row, timeout)
+            chat, timeout = row.provider_id, checkpoints.recorded_timeout(row, timeout)
             base["inputs"] |= {"timeout_seconds": timeout.seconds, "timeout_source": timeout.source.value}
             base["connection_name"] = row.connection_name
             checkpoint_uuid, status, workflow_id = row.checkpoint_uuid, row.status, row.waiting_workflow_id
@@ -329,64 +338,61 @@ class StepRunner:
             waiting_workflow_id=workflow_id,
             timeout_seconds=timeout.seconds,
         )
+        provider = chat_provider(chat)
         if status == CheckpointStatus.FAILED:
-            return final(EvidenceStatus.ERROR, "The question could not be sent to Slack", "question_not_sent")
+            return final(
+                EvidenceStatus.ERROR, f"The question could not be sent to {provider.name}", "question_not_sent"
+            )
         if sent_before is not None:  # replayed after the question went out: never ask twice
             waiting.record.output = sent_before
             return waiting
-        inputs = {
-            "user_email": email,
-            "question": question,
-            "timeout_seconds": timeout.seconds,
-            "alert_summary": alert_summary(plan),
-            "checkpoint_id": str(checkpoint_uuid),
-        }
+        question_to_ask = ChatQuestion(checkpoint_uuid, question, alert_summary(plan))
         try:
             # One try: a question that may have reached the person is not sent again (the HTTP layer
             # already retried what was safe to retry).
-            sent = self.bridge.run(run_skill(CHAT_CHECKPOINT_SKILL_ID, context, inputs), self.policy.timeout_seconds)
+            sent = self.bridge.run(
+                run_vendor_call(chat, context, lambda: ask(provider, context, email, question_to_ask)),
+                self.policy.timeout_seconds,
+            )
         except Exception as error:  # whatever went wrong, the question is marked failed, never left "asking"
             if isinstance(error, TimeoutError):
-                reason, code = "Slack did not answer in time", "skill_timeout"
+                reason, code = f"{provider.name} did not answer in time", "skill_timeout"
             else:
-                failure = error if isinstance(error, IntegrationError) else _unreadable("Slack", "the question", error)
+                failure = (
+                    error if isinstance(error, IntegrationError) else _unreadable(provider.name, "the question", error)
+                )
                 reason, code = _explain(failure), failure.code
             with self.db.write() as session:
                 checkpoints.mark_failed(session, checkpoint_uuid, reason)
-            return final(EvidenceStatus.ERROR, f"Could not ask {email} in Slack: {reason}", code)
-        asked = ChatCheckpointOutput.model_validate(sent)
+            return final(EvidenceStatus.ERROR, f"Could not ask {email} in {provider.name}: {reason}", code)
         with self.db.write() as session:
-            checkpoints.mark_asked(session, checkpoint_uuid, asked, timeout.seconds)
-        waiting.record.output = asked.model_dump(mode="json")
+            checkpoints.mark_asked(session, checkpoint_uuid, AskResult.model_validate(sent).sent(), timeout.seconds)
+            waiting.record.output = checkpoints.evidence(checkpoints.get(session, checkpoint_uuid))
         return waiting
 
     def conclude_checkpoint(self, plan: InvestigationPlan, asked: StepRecord, checkpoint_uuid: uuid.UUID) -> StepRecord:
-        """The answer (or `timeout`) becomes the step's evidence; the Slack message is rewritten to show it."""
+        """The answer (or `timeout`) becomes the step's evidence; the chat message is rewritten to show it."""
         with self.db.write() as session:
             row = checkpoints.conclude(session, checkpoint_uuid)
             output = checkpoints.evidence(row)
-            organization_uuid, connection_name = row.organization_uuid, row.connection_name
+            organization_uuid, connection_name, chat = row.organization_uuid, row.connection_name, row.provider_id
+            message_ref = decode_message_ref(row.message_ref)
             try:
-                context = self.resolver.skill_context(session, organization_uuid, SLACK_INTEGRATION_ID, connection_name)
+                context = self.resolver.skill_context(session, organization_uuid, chat, connection_name)
             except IntegrationError:
                 context = None
         output["message_updated"] = False
-        if context is not None and output["channel"] and output["message_ts"]:
+        if context is not None and message_ref:
             try:
                 self.bridge.run(
-                    show_outcome(
-                        context,
-                        output["channel"],
-                        output["message_ts"],
-                        output["question"],
-                        output["answer"],
-                        output["answered_at"],
+                    chat_provider(chat).show_outcome(
+                        context, message_ref, output["question"], output["answer"], output["answered_at"]
                     ),
                     self.policy.timeout_seconds,
                 )
                 output["message_updated"] = True
             except (IntegrationError, TimeoutError):
-                logger.warning("could not update the Slack message of checkpoint %s", checkpoint_uuid)
+                logger.warning("could not update the chat message of checkpoint %s", checkpoint_uuid)
         return asked.model_copy(
             update={
                 "status": EvidenceStatus.OK,

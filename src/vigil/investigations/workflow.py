@@ -28,8 +28,7 @@ from vigil.ai.transcript import Exchange
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.errors import VigilError
-from vigil.integrations.catalog import all_skills
-from vigil.integrations.slack.inbound import SLACK_INTEGRATION_ID
+from vigil.integrations.catalog import all_skills, chat_integration_ids
 from vigil.investigations import checkpoints, service
 from vigil.investigations.checkpoints import CHECKPOINT_TOPIC
 from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, Progress, StepRecord
@@ -267,7 +266,8 @@ def _skills_available(organization_uuid_text: str) -> str:
     organization_uuid = uuid.UUID(organization_uuid_text)
     with rt.db.read() as session:
         connected = rt.steps.resolver.connected_integrations(session, organization_uuid)
-        chat_ready = SLACK_INTEGRATION_ID in rt.steps.resolver.authenticated_integrations(session, organization_uuid)
+        authenticated = rt.steps.resolver.authenticated_integrations(session, organization_uuid)
+        chat_ready = bool(chat_integration_ids() & authenticated)
     skills = [
         AvailableSkill(
             skill_id=s.id,

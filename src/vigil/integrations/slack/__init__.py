@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from vigil.integrations.framework import ConnectionTestResult, Integration, SkillContext
 from vigil.integrations.slack import skills as _skills  # noqa: F401  (registers the skills)
+from vigil.integrations.slack.chat import SLACK_CHAT, SLACK_INTEGRATION_ID
 from vigil.integrations.slack.client import SlackWebClient
 from vigil.integrations.slack.fields import FIELDS
 
@@ -18,9 +19,10 @@ async def test_connection(ctx: SkillContext) -> ConnectionTestResult:
 test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 INTEGRATION = Integration(
-    id="slack",
+    id=SLACK_INTEGRATION_ID,
     name="Slack",
     description="Chat: channel notifications through an incoming webhook and direct-message checkpoints.",
     fields=FIELDS,
     test=test_connection,
+    chat=SLACK_CHAT,
 )

@@ -1,33 +1,23 @@
-"""The Slack side of a Chat Checkpoint: the question message with its two buttons, the button payload,
-reading a DM reply as an answer, and the message rewritten to show the recorded answer.
+"""The Slack side of a Chat Checkpoint: the question message with its two buttons, the button payload, and the
+message rewritten to show the recorded answer.
 
 The engine owns the waiting (a durable `DBOS.recv`); this module only speaks Slack.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from vigil.integrations.framework import SkillContext
-from vigil.integrations.slack.client import SlackWebClient
+from vigil.integrations.chat import Decision
 
 CONFIRM_ACTION_ID = "vigil_checkpoint_confirm"
 DENY_ACTION_ID = "vigil_checkpoint_deny"
 ACTION_BLOCK_ID = "vigil_checkpoint"
 MAX_SECTION_TEXT = 3000  # Slack's limit for a section block's text
-
-
-class Decision(StrEnum):
-    """What the person said; the evidence's `answer` (plus `timeout` when nobody answered)."""
-
-    CONFIRMED = "confirmed"  # "It was me"
-    DENIED = "denied"  # "It was not me"
 
 
 class CheckpointButton(BaseModel):
@@ -44,20 +34,6 @@ class CheckpointButton(BaseModel):
             return cls.model_validate_json(value)
         except ValidationError:
             return None
-
-
-_YES = re.compile(r"^(yes|y|yep|yeah|yup|confirm(ed)?|it was me|that was me|was me|me)\b", re.IGNORECASE)
-_NO = re.compile(r"^(no|n|nope|nah|deny|denied|it was not me|it wasn'?t me|not me|that was not me)\b", re.IGNORECASE)
-
-
-def decision_from_reply(text: str) -> Decision | None:
-    """A clear yes/no at the start of a DM reply; anything else is not taken as an answer."""
-    cleaned = re.sub(r"[*_~`>]", "", text).strip().strip(".!").strip()
-    if _NO.match(cleaned):
-        return Decision.DENIED
-    if _YES.match(cleaned):
-        return Decision.CONFIRMED
-    return None
 
 
 def _section(text: str) -> dict[str, Any]:
@@ -111,9 +87,3 @@ def outcome_blocks(question: str, answer: str, answered_at: int | None) -> tuple
     outcome = OUTCOME_TEXT.get(answer, answer) + when + "."
     blocks = [_section(f"*Security check from Vigil*\n{question}"), _section(outcome)]
     return outcome, blocks
-
-
-async def show_outcome(ctx: SkillContext, channel: str, ts: str, question: str, answer: str, at: int | None) -> None:
-    """Rewrite the question message so the person sees what was recorded (and cannot press again)."""
-    text, blocks = outcome_blocks(question, answer, at)
-    await SlackWebClient(ctx).chat_update(channel, ts, text, blocks=blocks)

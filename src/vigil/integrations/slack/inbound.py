@@ -22,15 +22,17 @@ from sqlalchemy.orm import Session
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.db.upsert import dialect_insert
-from vigil.errors import MalformedJSON, Unauthenticated, ValidationFailed
-from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
-from vigil.integrations.service import connection_by_webhook_token, connection_values, is_expired
+from vigil.errors import ValidationFailed
+from vigil.integrations import chat_inbound
+from vigil.integrations.chat import AfterCommit, answer_received
+from vigil.integrations.chat_inbound import VerifiedConnection, json_object, run_after_commit
+from vigil.integrations.secrets import SecretBox
+from vigil.integrations.slack.chat import SLACK_CHAT, SLACK_INTEGRATION_ID
 from vigil.integrations.slack.models import ChatEvent, ChatInteraction
-from vigil.integrations.slack.signature import RETRY_NUM_HEADER, RETRY_REASON_HEADER, verify_request
+from vigil.integrations.slack.payloads import as_object, first_action, interaction_channel
+from vigil.integrations.slack.signature import RETRY_NUM_HEADER, RETRY_REASON_HEADER
 
 logger = logging.getLogger("vigil.chat.inbound")
-
-SLACK_INTEGRATION_ID = "slack"
 
 # Slack names message subscriptions by where the message was posted (``event.channel_type``).
 _MESSAGE_SUBSCRIPTIONS = {
@@ -39,22 +41,6 @@ _MESSAGE_SUBSCRIPTIONS = {
     "channel": "message.channels",
     "group": "message.groups",
 }
-
-
-class ChatRequestUnverified(Unauthenticated):
-    """401: the request cannot be shown to come from the chat application of a live connection."""
-
-    code = "chat_request_unverified"
-
-    def __init__(self, reason: str) -> None:
-        super().__init__("The request could not be verified as coming from the chat application.")
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class VerifiedConnection:
-    connection_uuid: uuid.UUID
-    organization_uuid: uuid.UUID
 
 
 @dataclass(frozen=True)
@@ -93,8 +79,6 @@ class EventOutcome:
     duplicate: bool = False
 
 
-AfterCommit = Callable[[], None]
-"""Work a handler wants done once its changes are committed (e.g. waking a workflow); failures are logged."""
 EventHandler = Callable[[Session, InboundEvent], AfterCommit | None]
 InteractionHandler = Callable[[Session, InboundInteraction], AfterCommit | None]
 
@@ -139,52 +123,11 @@ def unregister_interaction_handler(interaction_type: str, handler: InteractionHa
 def verify(
     db: Database, box: SecretBox, token: str | None, headers: Mapping[str, str], body: bytes
 ) -> VerifiedConnection:
-    """The connection the token names, if the request is signed with its signing secret; else 401."""
-    with db.read() as session:
-        connection = connection_by_webhook_token(session, token or "")
-        if connection is None or connection.integration_id != SLACK_INTEGRATION_ID:
-            raise _reject("unknown_token" if token else "missing_token", None)
-        if is_expired(connection):
-            raise _reject("connection_expired", connection.connection_uuid)
-        try:
-            signing_secret = connection_values(connection, box).get("signing_secret", "")
-        except SecretsUndecryptable:
-            raise _reject("secrets_undecryptable", connection.connection_uuid) from None
-        verified = VerifiedConnection(connection.connection_uuid, connection.organization_uuid)
-    if not signing_secret:
-        raise _reject("no_signing_secret", verified.connection_uuid)
-    failure = verify_request(signing_secret, headers, body)
-    if failure is not None:
-        raise _reject(failure.value, verified.connection_uuid)
-    return verified
-
-
-def _reject(reason: str, connection_uuid: uuid.UUID | None) -> ChatRequestUnverified:
-    logger.warning("chat request rejected reason=%s connection=%s", reason, connection_uuid or "-")
-    return ChatRequestUnverified(reason)
-
-
-def _run_after_commit(actions: list[AfterCommit | None]) -> None:
-    for action in actions:
-        if action is None:
-            continue
-        try:
-            action()
-        except Exception:
-            logger.exception("follow-up of a chat delivery failed (its effect is recorded and will be picked up)")
+    """The Slack connection the token names, if the request is signed with its signing secret; else 401."""
+    return chat_inbound.verify(db, box, SLACK_INTEGRATION_ID, token, headers, body)
 
 
 # --- E4 events ------------------------------------------------------------------------------------------------
-
-
-def _json_object(raw: bytes | str, what: str) -> dict[str, Any]:
-    try:
-        value = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        raise MalformedJSON(f"The {what} is not valid JSON.") from None
-    if not isinstance(value, dict):
-        raise ValidationFailed(f"The {what} must be a JSON object.")
-    return value
 
 
 def subscription_name(event: Mapping[str, Any]) -> str:
@@ -210,7 +153,7 @@ def handle_event(
     db: Database, box: SecretBox, token: str | None, headers: Mapping[str, str], body: bytes
 ) -> EventOutcome:
     verified = verify(db, box, token, headers, body)
-    payload = _json_object(body, "event body")
+    payload = json_object(body, "event body")
     kind = payload.get("type")
     if kind == "url_verification":
         logger.info("chat url verification connection=%s", verified.connection_uuid)
@@ -247,7 +190,7 @@ def handle_event(
         after_commit: list[AfterCommit | None] = []
         if recorded and not event.get("bot_id") and not event.get("subtype"):
             after_commit = [handler(session, inbound) for handler in _event_handlers.get(inbound.event_type, [])]
-    _run_after_commit(after_commit)
+    run_after_commit(after_commit)
     logger.info(
         "chat event %s event_id=%s type=%s connection=%s retry=%s reason=%s",
         "recorded" if recorded else "duplicate",
@@ -263,20 +206,11 @@ def handle_event(
 # --- E5 interactions ------------------------------------------------------------------------------------------
 
 
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _first_action(payload: Mapping[str, Any]) -> dict[str, Any]:
-    actions = payload.get("actions")
-    return _obj(actions[0]) if isinstance(actions, list) and actions else {}
-
-
 def interaction_key(payload: Mapping[str, Any]) -> str:
     """Same press, same key: message ts + first action id + user + action ts, hashed."""
-    container = _obj(payload.get("container"))
-    first = _first_action(payload)
-    user = _obj(payload.get("user"))
+    container = as_object(payload.get("container"))
+    first = first_action(payload)
+    user = as_object(payload.get("user"))
     parts = (
         str(container.get("message_ts", "")),
         str(first.get("action_id", "")),
@@ -294,7 +228,7 @@ def _interaction_payload(body: bytes) -> dict[str, Any]:
     raw = form.get("payload")
     if not raw:
         raise ValidationFailed("The interaction body has no payload field.")
-    return _json_object(raw[0], "interaction payload")
+    return json_object(raw[0], "interaction payload")
 
 
 def handle_interaction(
@@ -307,10 +241,9 @@ def handle_interaction(
     if kind != "block_actions":
         logger.info("chat interaction ignored type=%s connection=%s", kind or "-", verified.connection_uuid)
         return False
-    first = _first_action(payload)
-    container = _obj(payload.get("container"))
-    user = _obj(payload.get("user"))
-    channel = _obj(payload.get("channel"))
+    first = first_action(payload)
+    container = as_object(payload.get("container"))
+    user = as_object(payload.get("user"))
     inbound = InboundInteraction(
         connection_uuid=verified.connection_uuid,
         organization_uuid=verified.organization_uuid,
@@ -319,7 +252,7 @@ def handle_interaction(
         action_id=str(first.get("action_id", "")),
         action_value=str(first.get("value", "")),
         user_id=str(user.get("id", "")),
-        channel_id=str(channel.get("id") or container.get("channel_id") or ""),
+        channel_id=interaction_channel(payload),
         message_ts=str(container.get("message_ts", "")),
         payload=payload,
     )
@@ -342,7 +275,7 @@ def handle_interaction(
         after_commit: list[AfterCommit | None] = []
         if recorded:
             after_commit = [handler(session, inbound) for handler in _interaction_handlers.get(kind, [])]
-    _run_after_commit(after_commit)
+    run_after_commit(after_commit)
     logger.info(
         "chat interaction %s type=%s action=%s connection=%s",
         "recorded" if recorded else "duplicate",
@@ -351,3 +284,19 @@ def handle_interaction(
         inbound.connection_uuid,
     )
     return recorded
+
+
+# --- answers to Chat Checkpoints --------------------------------------------------------------------------------
+
+
+def _answer_from_press(session: Session, interaction: InboundInteraction) -> AfterCommit | None:
+    answer = SLACK_CHAT.parse_answer(interaction.connection_uuid, interaction.interaction_type, interaction.payload)
+    return answer_received(session, answer)
+
+
+def _answer_from_reply(session: Session, event: InboundEvent) -> AfterCommit | None:
+    return answer_received(session, SLACK_CHAT.parse_answer(event.connection_uuid, event.event_type, event.event))
+
+
+register_interaction_handler("block_actions", _answer_from_press)
+register_event_handler("message.im", _answer_from_reply)
