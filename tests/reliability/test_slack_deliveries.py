@@ -26,7 +26,7 @@ from tests.engine.conftest import engine_settings
 from tests.fakes.slack import SlackFake
 from tests.fakes.slack_sender import EVENTS_PATH, INTERACTIONS_PATH, block_actions, message_im
 from tests.reliability.record import record
-from tests.slack.checkpointing import ASKED_ID, Checkpointed, running
+from tests.slack.checkpointing import ASKED_ID, Checkpointed, SlackSide, running
 from vigil.alerts.constants import InvestigationStatus
 from vigil.integrations.slack.models import ChatEvent, ChatInteraction
 from vigil.investigations.models import ChatCheckpoint, InvestigationStep
@@ -47,7 +47,7 @@ def waiting(db_url: str, backend: str, tmp_path: Path, slack_vendor: SlackFake) 
     settings = engine_settings(
         db_url, tmp_path, chat_api_url=slack_vendor.api_url, executor_id=f"slack-deliveries-{backend}"
     )
-    with running(settings, slack_vendor) as started:
+    with running(settings, SlackSide(slack_vendor)) as started:
         yield started
 
 
@@ -60,10 +60,14 @@ class Delivery:
     content_type: str
 
     def send(self, chat: Checkpointed, token: str | None, headers: dict[str, str]) -> Response:
-        return chat.sender.post(self.path, token, self.body, {"Content-Type": self.content_type, **headers})
+        sender = chat.slack.sender
+        assert sender is not None
+        return sender.post(self.path, token, self.body, {"Content-Type": self.content_type, **headers})
 
     def signed(self, chat: Checkpointed, *, timestamp: int | None = None, secret: str | None = None) -> dict[str, str]:
-        headers = chat.sender.headers(self.body, self.content_type, timestamp=timestamp, secret=secret)
+        sender = chat.slack.sender
+        assert sender is not None
+        headers = sender.headers(self.body, self.content_type, timestamp=timestamp, secret=secret)
         return {k: v for k, v in headers.items() if k != "Content-Type"}
 
 
@@ -74,7 +78,7 @@ def dm_reply(channel: str, text: str, event_id: str) -> Delivery:
 
 
 def press(chat: Checkpointed, decision: str, channel: str, ts: str, action_ts: str) -> Delivery:
-    button = next(b for b in chat.buttons[(channel, ts)] if json.loads(b["value"])["decision"] == decision)
+    button = next(b for b in chat.slack.buttons[(channel, ts)] if json.loads(b["value"])["decision"] == decision)
     payload = block_actions(button["action_id"], button["value"], user_id=ASKED_ID, message_ts=ts, action_ts=action_ts)
     payload["container"]["channel_id"] = channel
     payload["channel"]["id"] = channel
@@ -145,7 +149,8 @@ HOSTILE: dict[str, tuple[Hostile, int]] = {
 def test_hostile_deliveries_are_refused_and_replays_processed_once(waiting: Checkpointed, backend: str) -> None:
     chat = waiting
     alert = chat.post_sign_in()
-    channel, ts, _ = chat.question()
+    asked = chat.question()
+    channel, ts = asked.conversation, asked.message_id
     chat.wait_status(alert["alert_id"], InvestigationStatus.IN_PROGRESS)
     time.sleep(0.5)  # the question is out; let the step record it before the baseline is read
     baseline = State.of(chat, alert)

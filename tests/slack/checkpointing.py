@@ -1,5 +1,8 @@
-"""Chat Checkpoint test support: an app with its engine, a tested Slack connection of ACME, and helpers that
-play the asked person (press a button, reply in the DM) and read what the investigation recorded."""
+"""Chat Checkpoint test support: an app with its engine, a tested chat connection of ACME (Slack, or the tests'
+second chat product, Webhook Chat), and helpers that play the asked person (press an answer, reply in the
+conversation) and read what the investigation recorded.
+
+A `ChatSide` is one chat product as the person sees it; the checkpoint tests run against either through it."""
 
 from __future__ import annotations
 
@@ -7,17 +10,19 @@ import copy
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
 
-from tests.fakes import slack
+from tests.fakes import slack, webhook_chat
 from tests.fakes.fixtures import slack_values
 from tests.fakes.slack import SlackFake
-from tests.fakes.slack_sender import SlackSender, block_actions, message_im
+from tests.fakes.slack_sender import SlackSender, block_actions, dm_reply, message_im
+from tests.fakes.webhook_chat import AnswerSender, WebhookChatFake
+from tests.support import webhook_chat as webhook_chat_provider
 from tests.support.harness import Harness
 from tests.support.playbooks import install_playbook
 from vigil.investigations.models import ChatCheckpoint, InvestigationStep
@@ -27,20 +32,219 @@ from vigil.settings import Settings
 ASKED = "spengler@ghostbusters.example.com"
 ASKED_ID = slack.USERS[ASKED]["id"]
 SIGN_IN_TYPE = "Suspicious sign-in"
+OTHER_ID = "W0SOMEONEELSE"
+ANSWER_LABELS = ["Confirm it was me", "It was not me"]
 
 
 def sign_in_content(n: int = 1) -> str:
     return json.dumps({"userPrincipalName": ASKED, "ipAddress": f"198.51.100.{n}", "result": "success"})
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A question as the chat product shows it."""
+
+    conversation: str
+    message_id: str
+    posted_at: str
+    text: str
+    raw: dict[str, Any]
+
+
+class ChatSide(Protocol):
+    """One chat product, as the asked person (and the product's deliveries to Vigil) see it."""
+
+    integration_id: str
+    asked_id: str
+    unknown_person_error: str
+    hook_errors: list[BaseException]
+
+    def fields(self) -> dict[str, str]: ...
+
+    def attach(self, harness: Harness, token: str) -> None: ...
+
+    def questions(self) -> list[Asked]: ...
+
+    def answer_labels(self, asked: Asked) -> list[str]: ...
+
+    def shows_outcome(self, asked: Asked, answer: str) -> bool:
+        """Whether the question now shows `answer` as recorded, with nothing left to press."""
+        ...
+
+    def press(self, asked: Asked, decision: str, *, user_id: str, nonce: str, redeliver: bool = False) -> None: ...
+
+    def reply(
+        self,
+        asked: Asked,
+        text: str,
+        *,
+        event_id: str,
+        user_id: str | None = None,
+        posted_at: str | None = None,
+        conversation: str | None = None,
+    ) -> None: ...
+
+    def on_question_posted(self, hook: Callable[[Asked], None]) -> None:
+        """Call `hook` with each question after the product shows it and before Vigil has the answer to its post."""
+        ...
+
+
+SLACK_OUTCOMES = {
+    "confirmed": "You confirmed it was you",
+    "denied": "You said it was not you",
+    "timeout": "No answer arrived in time",
+}
+
+
+@dataclass
+class SlackSide:
+    fake: SlackFake
+    integration_id: str = "slack"
+    asked_id: str = ASKED_ID
+    unknown_person_error: str = "No Slack user"
+    buttons: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    sender: SlackSender | None = None
+    token: str = ""
+
+    @property
+    def hook_errors(self) -> list[BaseException]:  # type: ignore[override]
+        return self.fake.hook_errors
+
+    def fields(self) -> dict[str, str]:
+        return slack_values(self.fake)
+
+    def attach(self, harness: Harness, token: str) -> None:
+        self.sender, self.token = SlackSender(harness.client), token
+
+    def _asked(self, channel: str, ts: str, message: dict[str, Any]) -> Asked:
+        self.buttons.setdefault((channel, ts), copy.deepcopy(buttons_of(message)))  # pressable after the update
+        return Asked(channel, ts, ts, str(message.get("text", "")), message)
+
+    def questions(self) -> list[Asked]:
+        asked = sorted(((key, m) for key, m in self.fake.messages.items() if buttons_of(m)), key=lambda i: i[0][1])
+        return [self._asked(channel, ts, message) for (channel, ts), message in asked]
+
+    def answer_labels(self, asked: Asked) -> list[str]:
+        return [b["text"]["text"] for b in self.buttons[(asked.conversation, asked.message_id)]]
+
+    def shows_outcome(self, asked: Asked, answer: str) -> bool:
+        now = self.fake.messages[(asked.conversation, asked.message_id)]
+        return SLACK_OUTCOMES[answer] in now["text"] and not buttons_of(now)
+
+    def press(self, asked: Asked, decision: str, *, user_id: str, nonce: str, redeliver: bool = False) -> None:
+        assert self.sender is not None
+        buttons = self.buttons[(asked.conversation, asked.message_id)]
+        button = next(b for b in buttons if json.loads(b["value"])["decision"] == decision)
+        payload = block_actions(
+            button["action_id"], button["value"], user_id=user_id, message_ts=asked.message_id, action_ts=nonce
+        )
+        payload["container"]["channel_id"] = asked.conversation
+        payload["channel"]["id"] = asked.conversation
+        for retry in (None, 1) if redeliver else (None,):  # Slack's retry of the same press: recorded once
+            response = self.sender.interaction(self.token, payload, retry_num=retry)
+            assert response.status_code == 200, response.text
+
+    def reply(
+        self,
+        asked: Asked,
+        text: str,
+        *,
+        event_id: str,
+        user_id: str | None = None,
+        posted_at: str | None = None,
+        conversation: str | None = None,
+    ) -> None:
+        assert self.sender is not None
+        channel = conversation or asked.conversation
+        if posted_at is None:
+            payload = message_im(event_id=event_id, text=text, user=user_id or self.asked_id)
+            payload["event"]["channel"] = channel
+        else:
+            payload = dm_reply(text, channel=channel, user_id=user_id or self.asked_id, ts=posted_at, event_id=event_id)
+        response = self.sender.event(self.token, payload)
+        assert response.status_code == 200, response.text
+
+    def on_question_posted(self, hook: Callable[[Asked], None]) -> None:
+        self.fake.before_post_answer = lambda channel, ts, message: hook(self._asked(channel, ts, message))
+
+
+@dataclass
+class WebhookChatSide:
+    fake: WebhookChatFake
+    integration_id: str = webhook_chat_provider.INTEGRATION_ID
+    asked_id: str = webhook_chat.PEOPLE[ASKED]["id"]
+    unknown_person_error: str = "No such person in Webhook Chat"
+    sender: AnswerSender | None = None
+    token: str = ""
+
+    @property
+    def hook_errors(self) -> list[BaseException]:  # type: ignore[override]
+        return self.fake.hook_errors
+
+    def fields(self) -> dict[str, str]:
+        return {
+            "base_url": self.fake.url,
+            "api_key": webhook_chat.API_KEY,
+            "signing_secret": webhook_chat.SIGNING_SECRET,
+        }
+
+    def attach(self, harness: Harness, token: str) -> None:
+        webhook_chat_provider.mount(harness.app)
+        self.sender, self.token = AnswerSender(harness.client), token
+
+    @staticmethod
+    def _asked(question: dict[str, Any]) -> Asked:
+        shown = copy.deepcopy(question)  # its answers stay pressable after the outcome replaced them
+        return Asked(shown["conversation"], shown["message_id"], shown["posted_at"], shown["text"], shown)
+
+    def questions(self) -> list[Asked]:
+        return [self._asked(q) for q in self.fake.questions]
+
+    def answer_labels(self, asked: Asked) -> list[str]:
+        return [a["label"] for a in asked.raw["answers"]]
+
+    def shows_outcome(self, asked: Asked, answer: str) -> bool:
+        now = next(q for q in self.fake.questions if q["message_id"] == asked.message_id)
+        return bool(now["outcome"] == answer and not now["answers"])
+
+    def _deliver(self, kind: str, payload: dict[str, Any]) -> None:
+        assert self.sender is not None
+        response = self.sender.deliver(f"{webhook_chat_provider.ANSWERS_PATH}/{kind}", self.token, payload)
+        assert response.status_code == 200, response.text
+
+    def press(self, asked: Asked, decision: str, *, user_id: str, nonce: str, redeliver: bool = False) -> None:
+        payload = webhook_chat.press(asked.raw, decision, user_id=user_id)
+        for _ in range(2 if redeliver else 1):
+            self._deliver("press", payload)
+
+    def reply(
+        self,
+        asked: Asked,
+        text: str,
+        *,
+        event_id: str,
+        user_id: str | None = None,
+        posted_at: str | None = None,
+        conversation: str | None = None,
+    ) -> None:
+        payload = webhook_chat.reply(
+            text,
+            conversation=conversation or asked.conversation,
+            user_id=user_id or self.asked_id,
+            posted_at=posted_at or f"{time.time():.6f}",
+        )
+        self._deliver("reply", payload)
+
+    def on_question_posted(self, hook: Callable[[Asked], None]) -> None:
+        self.fake.before_post_answer = lambda question: hook(self._asked(question))
+
+
 @dataclass
 class Checkpointed:
     harness: Harness
     key: str
-    fake: SlackFake
-    sender: SlackSender
+    side: ChatSide
     token: str
-    buttons: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
 
     def post_sign_in(self, n: int = 1, alert_type: str = SIGN_IN_TYPE) -> dict[str, Any]:
         body = self.harness.alert_body(provider="okta", alert_type=alert_type, alert_content=sign_in_content(n))
@@ -77,17 +281,15 @@ class Checkpointed:
             time.sleep(0.1)
         raise AssertionError(f"alert {alert_id} stayed {alert['investigation_status']}, wanted {status}")
 
-    def question(self, count: int = 1, timeout: float = 30.0) -> tuple[str, str, dict[str, Any]]:
-        """(channel, ts, message) of the `count`-th question the bot sent (a message with buttons)."""
+    def question(self, count: int = 1, timeout: float = 30.0) -> Asked:
+        """The `count`-th question the chat product received (a message with answers to press)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            asked = [(key, m) for key, m in self.fake.messages.items() if buttons_of(m)]
+            asked = self.side.questions()
             if len(asked) >= count:
-                (channel, ts), message = sorted(asked, key=lambda item: item[0][1])[count - 1]
-                self.buttons[(channel, ts)] = copy.deepcopy(buttons_of(message))  # pressable even after the update
-                return channel, ts, message
+                return asked[count - 1]
             time.sleep(0.05)
-        raise AssertionError("the fake Slack never received the checkpoint question")
+        raise AssertionError(f"{self.side.integration_id} never received the checkpoint question")
 
     def wait_until_asked(self, timeout: float = 30.0) -> None:
         """Until the engine has recorded that it asked (the row is `waiting`), not only that Slack got the message:
@@ -100,21 +302,17 @@ class Checkpointed:
             time.sleep(0.05)
         raise AssertionError("the engine never recorded the checkpoint question as asked")
 
-    def press(self, decision: str, channel: str, ts: str, *, user_id: str = ASKED_ID, action_ts: str = "1.1") -> None:
-        button = next(b for b in self.buttons[(channel, ts)] if json.loads(b["value"])["decision"] == decision)
-        payload = block_actions(
-            button["action_id"], button["value"], user_id=user_id, message_ts=ts, action_ts=action_ts
-        )
-        payload["container"]["channel_id"] = channel
-        payload["channel"]["id"] = channel
-        response = self.sender.interaction(self.token, payload)
-        assert response.status_code == 200, response.text
+    def press(self, decision: str, asked: Asked, *, user_id: str | None = None, nonce: str = "1.1") -> None:
+        self.side.press(asked, decision, user_id=user_id or self.side.asked_id, nonce=nonce)
 
-    def reply(self, text: str, channel: str, event_id: str = "EvREPLY1") -> None:
-        payload = message_im(event_id=event_id, text=text, user=ASKED_ID)
-        payload["event"]["channel"] = channel
-        response = self.sender.event(self.token, payload)
-        assert response.status_code == 200, response.text
+    def reply(self, text: str, asked: Asked, event_id: str = "EvREPLY1") -> None:
+        self.side.reply(asked, text, event_id=event_id)
+
+    @property
+    def slack(self) -> SlackSide:
+        """The Slack side, for tests of Slack's own behaviour."""
+        assert isinstance(self.side, SlackSide)
+        return self.side
 
     def checkpoint_output(self, alert_uuid: str) -> dict[str, Any]:
         with self.harness.db.read() as session:
@@ -143,8 +341,8 @@ def buttons_of(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def running(settings: Settings, fake: SlackFake) -> Iterator[Checkpointed]:
-    """An app with its engine; the organization and its Slack connection are created on the first start only."""
+def running(settings: Settings, side: ChatSide) -> Iterator[Checkpointed]:
+    """An app with its engine; the organization and its chat connection are created on the first start only."""
     with Harness(settings, engine=True) as harness:
         key = harness.add_key().api_key
         auth = {"Authorization": f"Bearer {key}"}
@@ -155,9 +353,9 @@ def running(settings: Settings, fake: SlackFake) -> Iterator[Checkpointed]:
                 "/serviceapi/connections",
                 json={
                     "organization_code": "ACME",
-                    "integration_id": "slack",
-                    "name": "slack",
-                    "fields": slack_values(fake),
+                    "integration_id": side.integration_id,
+                    "name": side.integration_id,
+                    "fields": side.fields(),
                 },
                 headers=auth,
             )
@@ -168,7 +366,8 @@ def running(settings: Settings, fake: SlackFake) -> Iterator[Checkpointed]:
                 f"/serviceapi/connections/{connections[0]['connection_uuid']}/test", headers=auth
             )
             assert tested.status_code == 200 and tested.json()["ok"] is True, tested.text
-        yield Checkpointed(harness, key, fake, SlackSender(harness.client), connections[0]["webhook_token"])
+        side.attach(harness, connections[0]["webhook_token"])
+        yield Checkpointed(harness, key, side, connections[0]["webhook_token"])
 
 
 def checkpoint_row(harness: Harness) -> ChatCheckpoint | None:

@@ -16,7 +16,9 @@ from tests.fakes import slack
 from tests.fakes.fixtures import slack_fake, slack_server
 from tests.fakes.slack import SlackFake
 from tests.fakes.slack_sender import SlackSender
-from tests.slack.checkpointing import Checkpointed, running
+from tests.fakes.webhook_chat import WebhookChatFake
+from tests.slack.checkpointing import Checkpointed, SlackSide, WebhookChatSide, running
+from tests.support import webhook_chat
 from tests.support.harness import Harness
 from vigil.integrations.slack import inbound
 from vigil.integrations.slack.inbound import InboundEvent, InboundInteraction
@@ -96,10 +98,32 @@ def seen() -> Iterator[Seen]:
     inbound.unregister_interaction_handler("block_actions", on_interaction)
 
 
+@pytest.fixture(scope="session")
+def webhook_chat_server() -> Iterator[WebhookChatFake]:
+    fake = WebhookChatFake()
+    with fake.serve():
+        yield fake
+
+
 @pytest.fixture
-def chat_engine(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> Iterator[Checkpointed]:
+def slack_engine(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> Iterator[Checkpointed]:
     """The engine asking in the Slack fake, with ACME's Slack connection created and authenticated."""
-    with running(engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url), slack_fake) as started:
+    with running(engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url), SlackSide(slack_fake)) as started:
+        yield started
+
+
+@pytest.fixture(params=["slack", "webhook_chat"])
+def chat_engine(
+    request: pytest.FixtureRequest, db_url: str, tmp_path: Path, slack_fake: SlackFake
+) -> Iterator[Checkpointed]:
+    """The engine asking through each chat provider in turn: Slack, then the tests' Webhook Chat (the same
+    checkpoint tests prove the engine needs only the `ChatProvider` capability)."""
+    if request.param == "slack":
+        yield request.getfixturevalue("slack_engine")
+        return
+    fake: WebhookChatFake = request.getfixturevalue("webhook_chat_server")
+    fake.reset()
+    with webhook_chat.installed(), running(engine_settings(db_url, tmp_path), WebhookChatSide(fake)) as started:
         yield started
 
 

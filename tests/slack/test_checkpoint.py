@@ -1,5 +1,5 @@
-"""Chat Checkpoint end to end: the engine asks in Slack (the fake), Slack (the signing sender) answers,
-the playbook resumes with the answer as evidence. SQLite and PostgreSQL."""
+"""Chat Checkpoint end to end: the engine asks in chat (the Slack fake, or the tests' second chat product), the
+product (signing its deliveries) answers, the playbook resumes with the answer as evidence. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -12,7 +12,17 @@ from sqlalchemy import select
 from tests.engine.conftest import engine_settings
 from tests.fakes.fixtures import slack_values
 from tests.fakes.slack import SlackFake
-from tests.slack.checkpointing import ASKED, ASKED_ID, SIGN_IN_TYPE, Checkpointed, buttons_of, running, sign_in_content
+from tests.slack.checkpointing import (
+    ANSWER_LABELS,
+    ASKED,
+    OTHER_ID,
+    SIGN_IN_TYPE,
+    Checkpointed,
+    SlackSide,
+    buttons_of,
+    running,
+    sign_in_content,
+)
 from tests.support.harness import Harness
 from vigil.alerts.constants import InvestigationStatus
 from vigil.investigations.models import ChatCheckpoint, InvestigationStep
@@ -20,18 +30,24 @@ from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinit
 
 
 def test_it_was_not_me_button_resumes_the_playbook_and_raises_the_case(chat_engine: Checkpointed) -> None:
+    side = chat_engine.side
     alert = chat_engine.post_sign_in()
-    channel, ts, message = chat_engine.question()
+    asked = chat_engine.question()
     assert chat_engine.alert(alert["alert_id"])["investigation_status"] == InvestigationStatus.IN_PROGRESS
-    assert channel == "D069C7QFK" and alert["alert_id"] in json.dumps(message["blocks"])
-    assert [b["text"]["text"] for b in buttons_of(message)] == ["Confirm it was me", "It was not me"]
+    assert asked.conversation and alert["alert_id"] in json.dumps(asked.raw)
+    assert side.answer_labels(asked) == ANSWER_LABELS
 
-    chat_engine.press("denied", channel, ts)
+    chat_engine.press("denied", asked)
     done = chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
 
     evidence = chat_engine.checkpoint_output(alert["alert_uuid"])
     assert evidence["answer"] == "denied" and evidence["answered_via"] == "button"
-    assert evidence["answered_by"] == ASKED and ASKED_ID in evidence["answered_by_account"]
+    assert evidence["answered_by"] == ASKED and side.asked_id in evidence["answered_by_account"]
+    assert (evidence["chat"], evidence["recipient_id"], evidence["conversation_id"]) == (
+        side.integration_id,
+        side.asked_id,
+        asked.conversation,
+    )
     assert isinstance(evidence["answered_at"], int) and evidence["message_updated"] is True
     case = chat_engine.case(done["case_id"])
     in_case = next(item for item in case["evidence"] if item["kind"] == "checkpoint")
@@ -39,16 +55,15 @@ def test_it_was_not_me_button_resumes_the_playbook_and_raises_the_case(chat_engi
     assert in_case["output"]["answered_by"] == ASKED
     assert case["verdict"] in ("malicious", "suspicious") and case["severity"] in ("medium", "high", "critical")
     assert any("answered that it was NOT them" in finding for finding in case["findings"])
-    updated = chat_engine.fake.messages[(channel, ts)]
-    assert "You said it was not you" in updated["text"] and not buttons_of(updated)
+    assert side.shows_outcome(asked, "denied")
     timeline = [event["kind"] for event in chat_engine.alert(alert["alert_id"])["timeline"]]
     assert "checkpoint_asked" in timeline and "checkpoint_answered" in timeline
 
 
 def test_yes_reply_in_the_dm_confirms_and_lowers_an_uncontradicted_case(chat_engine: Checkpointed) -> None:
     alert = chat_engine.post_sign_in()
-    channel, ts, _ = chat_engine.question()
-    chat_engine.reply("Yes, that was me", channel)
+    asked = chat_engine.question()
+    chat_engine.reply("Yes, that was me", asked)
     done = chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
 
     evidence = chat_engine.checkpoint_output(alert["alert_uuid"])
@@ -56,24 +71,24 @@ def test_yes_reply_in_the_dm_confirms_and_lowers_an_uncontradicted_case(chat_eng
     case = chat_engine.case(done["case_id"])
     assert case["verdict"] == "benign" and case["ai_disposition"] == "benign_true_positive"
     assert any("confirmed the activity was them" in finding for finding in case["findings"])
-    assert "You confirmed it was you" in chat_engine.fake.messages[(channel, ts)]["text"]
+    assert chat_engine.side.shows_outcome(asked, "confirmed")
 
 
 def test_unclear_replies_and_other_people_do_not_answer(chat_engine: Checkpointed) -> None:
     alert = chat_engine.post_sign_in()
-    channel, ts, _ = chat_engine.question()
-    chat_engine.reply("what is this about?", channel, event_id="EvUNCLEAR")
-    chat_engine.press("confirmed", channel, ts, user_id="W0SOMEONEELSE")
+    asked = chat_engine.question()
+    chat_engine.reply("what is this about?", asked, event_id="EvUNCLEAR")
+    chat_engine.press("confirmed", asked, user_id=OTHER_ID)
     time.sleep(1.0)
     assert chat_engine.alert(alert["alert_id"])["investigation_status"] == InvestigationStatus.IN_PROGRESS
     with chat_engine.harness.db.read() as session:
         assert session.scalar(select(ChatCheckpoint.status)) == "waiting"
 
-    chat_engine.press("denied", channel, ts, action_ts="2.2")
+    chat_engine.press("denied", asked, nonce="2.2")
     chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
     # A second press after the answer (and a late DM) change nothing.
-    chat_engine.press("confirmed", channel, ts, action_ts="3.3")
-    chat_engine.reply("yes", channel, event_id="EvLATE")
+    chat_engine.press("confirmed", asked, nonce="3.3")
+    chat_engine.reply("yes", asked, event_id="EvLATE")
     time.sleep(0.5)
     with chat_engine.harness.db.read() as session:
         row = session.scalar(select(ChatCheckpoint))
@@ -97,17 +112,17 @@ def test_unanswered_checkpoint_times_out_and_the_playbook_continues(chat_engine:
         ),
     )
     alert = chat_engine.post_sign_in(n=9)
-    channel, ts, message = chat_engine.question()
-    assert "198.51.100.9" in message["text"]
+    asked = chat_engine.question()
+    assert "198.51.100.9" in asked.text
     done = chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED, timeout=40)
 
     evidence = chat_engine.checkpoint_output(alert["alert_uuid"])
     assert evidence["answer"] == "timeout" and evidence["answered_by"] is None
     case = chat_engine.case(done["case_id"])
     assert any("timed out" in finding for finding in case["findings"])
-    assert "No answer arrived in time" in chat_engine.fake.messages[(channel, ts)]["text"]
+    assert chat_engine.side.shows_outcome(asked, "timeout")
     # An answer after the timeout is not taken.
-    chat_engine.press("denied", channel, ts)
+    chat_engine.press("denied", asked)
     with chat_engine.harness.db.read() as session:
         assert session.scalar(select(ChatCheckpoint.answer)) == "timeout"
 
@@ -137,7 +152,7 @@ def test_no_checkpoint_is_drafted_before_the_slack_connection_is_authenticated(
         assert "checkpoint" not in kinds and not slack_fake.messages
 
 
-def test_user_unknown_to_slack_is_a_failed_step_not_a_stuck_alert(chat_engine: Checkpointed) -> None:
+def test_user_unknown_to_the_chat_is_a_failed_step_not_a_stuck_alert(chat_engine: Checkpointed) -> None:
     body = chat_engine.harness.alert_body(
         provider="okta",
         alert_type=SIGN_IN_TYPE,
@@ -148,20 +163,21 @@ def test_user_unknown_to_slack_is_a_failed_step_not_a_stuck_alert(chat_engine: C
     with chat_engine.harness.db.read() as session:
         step = session.scalar(select(InvestigationStep).where(InvestigationStep.kind == "checkpoint"))
         assert step is not None and step.status == "error"
-        assert step.error is not None and "nobody@acme.example" in step.error and "No Slack user" in step.error
+        assert step.error is not None and "nobody@acme.example" in step.error
+        assert chat_engine.side.unknown_person_error in step.error
 
 
 def test_checkpoint_survives_a_worker_restart_while_waiting(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> None:
     settings = engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url)
-    with running(settings, slack_fake) as first:
+    with running(settings, SlackSide(slack_fake)) as first:
         alert = first.post_sign_in()
         first.question()
         first.wait_until_asked()
     # The worker (and the app with it) stopped while the question was open; a new one starts.
-    with running(settings, slack_fake) as again:
-        channel, ts, _ = again.question()
+    with running(settings, SlackSide(slack_fake)) as again:
+        asked = again.question()
         assert again.alert(alert["alert_id"])["investigation_status"] == InvestigationStatus.IN_PROGRESS
-        again.press("denied", channel, ts)
+        again.press("denied", asked)
         again.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
         assert again.checkpoint_output(alert["alert_uuid"])["answer"] == "denied"
     assert len([m for m in slack_fake.messages.values() if buttons_of(m) or "not you" in m["text"]]) == 1

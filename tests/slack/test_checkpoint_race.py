@@ -1,22 +1,19 @@
-"""Answers that arrive while the checkpoint's question is still being recorded (row `asking`): the Slack fake
-delivers a signed E5 press (or E4 reply) to the app from inside chat.postMessage, before Vigil has the
-answer to it, exactly as a quick person and Slack can. SQLite and PostgreSQL."""
+"""Answers that arrive while the checkpoint's question is still being recorded (row `asking`): the chat fake
+(Slack, or the tests' second chat product) delivers a signed press (Slack: E5) or reply (Slack: E4) to the app
+from inside its post-the-question call, before Vigil has the answer to it, exactly as a quick person and the
+product can. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import time
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import func, select
 
-from tests.fakes.slack_sender import button_press, dm_reply
-from tests.slack.checkpointing import ASKED, ASKED_ID, Checkpointed, checkpoint_row
+from tests.slack.checkpointing import ASKED, OTHER_ID, Asked, Checkpointed, checkpoint_row
 from vigil.alerts.constants import InvestigationStatus
 from vigil.investigations.models import ChatEarlyAnswer
 from vigil.investigations.workflow import CHECKPOINT_SLICE_SECONDS
-
-OTHER_ID = "W0SOMEONEELSE"
 
 
 def _status(chat: Checkpointed) -> str | None:
@@ -24,26 +21,22 @@ def _status(chat: Checkpointed) -> str | None:
     return row.status if row is not None else None
 
 
-Posted = list[tuple[str, str, dict[str, Any]]]
-
-
 def _press_while_asking(
-    chat: Checkpointed, *presses: tuple[str, str], seen: list[str | None], posted: Posted | None = None
+    chat: Checkpointed, *presses: tuple[str, str | None], seen: list[str | None], posted: list[Asked] | None = None
 ) -> None:
-    """Before chat.postMessage answers, press (decision, user) in order, each also redelivered by Slack."""
+    """Before the post of the question is answered, press (decision, user; None: the asked person) in order, each
+    also redelivered by the product."""
 
-    def press(channel: str, ts: str, message: dict[str, Any]) -> None:
+    def press(asked: Asked) -> None:
         if posted is not None:
-            posted.append((channel, ts, message))
+            posted.append(asked)
         seen.append(_status(chat))
         for n, (decision, user_id) in enumerate(presses):
-            payload = button_press(message, decision, channel=channel, user_id=user_id, action_ts=f"{ts}{n}")
-            for retry in (None, 1):  # Slack's retry of the same press: recorded once
-                response = chat.sender.interaction(chat.token, payload, retry_num=retry)
-                assert response.status_code == 200, response.text
+            user = user_id or chat.side.asked_id
+            chat.side.press(asked, decision, user_id=user, nonce=f"{asked.message_id}{n}", redeliver=True)
         seen.append(_status(chat))
 
-    chat.fake.before_post_answer = press
+    chat.side.on_question_posted(press)
 
 
 def _early_rows(chat: Checkpointed) -> int:
@@ -53,18 +46,18 @@ def _early_rows(chat: Checkpointed) -> int:
 
 def test_press_before_the_question_is_recorded_answers_it_at_once(chat_engine: Checkpointed) -> None:
     seen: list[str | None] = []
-    posted: Posted = []
-    _press_while_asking(chat_engine, ("denied", ASKED_ID), seen=seen, posted=posted)
+    posted: list[Asked] = []
+    _press_while_asking(chat_engine, ("denied", None), seen=seen, posted=posted)
     started = time.monotonic()
     alert = chat_engine.post_sign_in()
     done = chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
     # The press really arrived while the row was `asking`, and the wait ended without waiting out a slice.
-    assert seen == ["asking", "asking"] and chat_engine.fake.hook_errors == []
+    assert seen == ["asking", "asking"] and chat_engine.side.hook_errors == []
     assert time.monotonic() - started < CHECKPOINT_SLICE_SECONDS
 
     evidence = chat_engine.checkpoint_output(alert["alert_uuid"])
     assert (evidence["answer"], evidence["answered_via"], evidence["answered_by"]) == ("denied", "button", ASKED)
-    assert ASKED_ID in evidence["answered_by_account"] and evidence["message_updated"] is True
+    assert chat_engine.side.asked_id in evidence["answered_by_account"] and evidence["message_updated"] is True
     case = chat_engine.case(done["case_id"])
     in_case = next(item for item in case["evidence"] if item["kind"] == "checkpoint")
     assert in_case["status"] == "ok" and in_case["output"]["answer"] == "denied"
@@ -74,9 +67,7 @@ def test_press_before_the_question_is_recorded_answers_it_at_once(chat_engine: C
     assert _early_rows(chat_engine) == 0
 
     # A press after the answer stands changes nothing.
-    channel, _, question = posted[0]
-    payload = button_press(question, "confirmed", channel=channel, user_id=ASKED_ID, action_ts="9.9")
-    assert chat_engine.sender.interaction(chat_engine.token, payload).status_code == 200
+    chat_engine.press("confirmed", posted[0], nonce="9.9")
     row = checkpoint_row(chat_engine.harness)
     assert row is not None and (row.status, row.answer, row.answered_via) == ("answered", "denied", "button")
     assert chat_engine.checkpoint_output(alert["alert_uuid"])["answer"] == "denied"
@@ -86,16 +77,16 @@ def test_press_by_someone_else_while_asking_is_ignored(chat_engine: Checkpointed
     seen: list[str | None] = []
     _press_while_asking(chat_engine, ("confirmed", OTHER_ID), seen=seen)
     alert = chat_engine.post_sign_in()
-    channel, ts, _ = chat_engine.question()
+    asked = chat_engine.question()
     deadline = time.monotonic() + 10
     while _status(chat_engine) == "asking" and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert seen == ["asking", "asking"] and chat_engine.fake.hook_errors == []
+    assert seen == ["asking", "asking"] and chat_engine.side.hook_errors == []
     time.sleep(1.0)
     assert _status(chat_engine) == "waiting" and _early_rows(chat_engine) == 0
     assert chat_engine.alert(alert["alert_id"])["investigation_status"] == InvestigationStatus.IN_PROGRESS
 
-    chat_engine.press("denied", channel, ts)
+    chat_engine.press("denied", asked)
     chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
     evidence = chat_engine.checkpoint_output(alert["alert_uuid"])
     assert (evidence["answer"], evidence["answered_by"]) == ("denied", ASKED)
@@ -103,7 +94,7 @@ def test_press_by_someone_else_while_asking_is_ignored(chat_engine: Checkpointed
 
 def test_asked_users_press_wins_over_an_earlier_press_by_someone_else(chat_engine: Checkpointed) -> None:
     seen: list[str | None] = []
-    _press_while_asking(chat_engine, ("confirmed", OTHER_ID), ("denied", ASKED_ID), ("confirmed", ASKED_ID), seen=seen)
+    _press_while_asking(chat_engine, ("confirmed", OTHER_ID), ("denied", None), ("confirmed", None), seen=seen)
     alert = chat_engine.post_sign_in()
     chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
     assert seen == ["asking", "asking"]
@@ -116,34 +107,34 @@ def test_asked_users_press_wins_over_an_earlier_press_by_someone_else(chat_engin
 def test_dm_reply_before_the_question_is_recorded_answers_it(chat_engine: Checkpointed) -> None:
     seen: list[str | None] = []
 
-    def reply(channel: str, ts: str, message: dict[str, Any]) -> None:
+    def reply(asked: Asked) -> None:
         seen.append(_status(chat_engine))
-        older = dm_reply("yes", channel=channel, user_id=ASKED_ID, ts=str(Decimal(ts) - 60), event_id="EvOLD")
-        newer = dm_reply("no, not me", channel=channel, user_id=ASKED_ID, ts=str(Decimal(ts) + 1), event_id="EvNEW")
-        elsewhere = dm_reply("yes", channel="D0OTHERDM", user_id=ASKED_ID, ts=str(Decimal(ts) + 2), event_id="EvX")
-        for payload in (older, newer, newer, elsewhere):
-            assert chat_engine.sender.event(chat_engine.token, payload).status_code == 200
+        ts = Decimal(asked.posted_at)
+        side = chat_engine.side
+        side.reply(asked, "yes", posted_at=str(ts - 60), event_id="EvOLD")
+        for _ in range(2):
+            side.reply(asked, "no, not me", posted_at=str(ts + 1), event_id="EvNEW")
+        side.reply(asked, "yes", posted_at=str(ts + 2), event_id="EvX", conversation="D0OTHERDM")
         seen.append(_status(chat_engine))
 
-    chat_engine.fake.before_post_answer = reply
+    chat_engine.side.on_question_posted(reply)
     alert = chat_engine.post_sign_in()
     chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
-    assert seen == ["asking", "asking"] and chat_engine.fake.hook_errors == []
+    assert seen == ["asking", "asking"] and chat_engine.side.hook_errors == []
     evidence = chat_engine.checkpoint_output(alert["alert_uuid"])
     # The reply posted after the question, in its DM, answers; one from before it or another DM does not.
     assert (evidence["answer"], evidence["answered_via"], evidence["answered_by"]) == ("denied", "dm", ASKED)
 
 
 def test_reply_older_than_the_question_does_not_answer_it(chat_engine: Checkpointed) -> None:
-    def reply(channel: str, ts: str, message: dict[str, Any]) -> None:
-        payload = dm_reply("yes", channel=channel, user_id=ASKED_ID, ts=str(Decimal(ts) - 1), event_id="EvBEFORE")
-        assert chat_engine.sender.event(chat_engine.token, payload).status_code == 200
+    def reply(asked: Asked) -> None:
+        chat_engine.side.reply(asked, "yes", posted_at=str(Decimal(asked.posted_at) - 1), event_id="EvBEFORE")
 
-    chat_engine.fake.before_post_answer = reply
+    chat_engine.side.on_question_posted(reply)
     alert = chat_engine.post_sign_in()
-    channel, ts, _ = chat_engine.question()
+    asked = chat_engine.question()
     time.sleep(1.5)
-    assert _status(chat_engine) == "waiting" and chat_engine.fake.hook_errors == []
-    chat_engine.press("confirmed", channel, ts)
+    assert _status(chat_engine) == "waiting" and chat_engine.side.hook_errors == []
+    chat_engine.press("confirmed", asked)
     chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
     assert chat_engine.checkpoint_output(alert["alert_uuid"])["answered_via"] == "button"

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from tests.engine.conftest import engine_settings
 from tests.fakes.slack import SlackFake
-from tests.slack.checkpointing import SIGN_IN_TYPE, Checkpointed, checkpoint_row, running
+from tests.slack.checkpointing import SIGN_IN_TYPE, Checkpointed, SlackSide, checkpoint_row, running
 from tests.support.harness import Harness
 from vigil.alerts.constants import InvestigationStatus
 from vigil.errors import NotFound, ValidationFailed
@@ -36,7 +36,7 @@ def env_900(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> Iterator[Chec
     """The environment's default left at 15 min, so only a setting closer to the step can make the wait 5 s."""
     settings = engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url)
     assert settings.checkpoint_timeout_seconds == 900
-    with running(settings, slack_fake) as started:
+    with running(settings, SlackSide(slack_fake)) as started:
         yield started
 
 
@@ -71,7 +71,7 @@ def test_environment_default_applies_when_nothing_else_is_set(
     db_url: str, tmp_path: Path, slack_fake: SlackFake
 ) -> None:
     settings = engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url, checkpoint_timeout_seconds=5)
-    with running(settings, slack_fake) as chat:
+    with running(settings, SlackSide(slack_fake)) as chat:
         chat.use_playbook(SIGN_IN_TYPE, _ask_then_analyze())
         _times_out_after(chat, 5, "environment")
 
@@ -104,8 +104,8 @@ def test_checkpoint_written_as_a_skill_step_follows_the_same_rule(env_900: Check
     )
     env_900.use_playbook(SIGN_IN_TYPE, PlaybookDefinition(steps=[skill_step, AnalyzeStep(name="AI")]))
     alert = env_900.post_sign_in()
-    channel, ts, _ = env_900.question()
-    env_900.press("confirmed", channel, ts)
+    asked = env_900.question()
+    env_900.press("confirmed", asked)
     env_900.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
     inputs = env_900.checkpoint_inputs(alert["alert_uuid"])
     assert (inputs["timeout_seconds"], inputs["timeout_source"]) == (700, "organization")
