@@ -57,7 +57,11 @@ class ChatSide(Protocol):
     integration_id: str
     asked_id: str
     unknown_person_error: str
-    hook_errors: list[BaseException]
+
+    @property
+    def hook_errors(self) -> list[BaseException]:
+        """What the question-posted hook raised (the product still showed the question)."""
+        ...
 
     def fields(self) -> dict[str, str]: ...
 
@@ -71,7 +75,19 @@ class ChatSide(Protocol):
         """Whether the question now shows `answer` as recorded, with nothing left to press."""
         ...
 
-    def press(self, asked: Asked, decision: str, *, user_id: str, nonce: str, redeliver: bool = False) -> None: ...
+    def press(
+        self,
+        asked: Asked,
+        decision: str,
+        *,
+        user_id: str,
+        nonce: str,
+        redeliver: bool = False,
+        secret: str | None = None,
+        expect: int = 200,
+    ) -> None:
+        """Deliver a press signed with `secret` (default: the connection's) and check Vigil answers `expect`."""
+        ...
 
     def reply(
         self,
@@ -107,7 +123,7 @@ class SlackSide:
     token: str = ""
 
     @property
-    def hook_errors(self) -> list[BaseException]:  # type: ignore[override]
+    def hook_errors(self) -> list[BaseException]:
         return self.fake.hook_errors
 
     def fields(self) -> dict[str, str]:
@@ -131,7 +147,17 @@ class SlackSide:
         now = self.fake.messages[(asked.conversation, asked.message_id)]
         return SLACK_OUTCOMES[answer] in now["text"] and not buttons_of(now)
 
-    def press(self, asked: Asked, decision: str, *, user_id: str, nonce: str, redeliver: bool = False) -> None:
+    def press(
+        self,
+        asked: Asked,
+        decision: str,
+        *,
+        user_id: str,
+        nonce: str,
+        redeliver: bool = False,
+        secret: str | None = None,
+        expect: int = 200,
+    ) -> None:
         assert self.sender is not None
         buttons = self.buttons[(asked.conversation, asked.message_id)]
         button = next(b for b in buttons if json.loads(b["value"])["decision"] == decision)
@@ -141,8 +167,8 @@ class SlackSide:
         payload["container"]["channel_id"] = asked.conversation
         payload["channel"]["id"] = asked.conversation
         for retry in (None, 1) if redeliver else (None,):  # Slack's retry of the same press: recorded once
-            response = self.sender.interaction(self.token, payload, retry_num=retry)
-            assert response.status_code == 200, response.text
+            response = self.sender.interaction(self.token, payload, retry_num=retry, secret=secret)
+            assert response.status_code == expect, response.text
 
     def reply(
         self,
@@ -178,7 +204,7 @@ class WebhookChatSide:
     token: str = ""
 
     @property
-    def hook_errors(self) -> list[BaseException]:  # type: ignore[override]
+    def hook_errors(self) -> list[BaseException]:
         return self.fake.hook_errors
 
     def fields(self) -> dict[str, str]:
@@ -207,15 +233,26 @@ class WebhookChatSide:
         now = next(q for q in self.fake.questions if q["message_id"] == asked.message_id)
         return bool(now["outcome"] == answer and not now["answers"])
 
-    def _deliver(self, kind: str, payload: dict[str, Any]) -> None:
+    def _deliver(self, kind: str, payload: dict[str, Any], *, secret: str | None = None, expect: int = 200) -> None:
         assert self.sender is not None
-        response = self.sender.deliver(f"{webhook_chat_provider.ANSWERS_PATH}/{kind}", self.token, payload)
-        assert response.status_code == 200, response.text
+        path = f"{webhook_chat_provider.ANSWERS_PATH}/{kind}"
+        response = self.sender.deliver(path, self.token, payload, secret=secret)
+        assert response.status_code == expect, response.text
 
-    def press(self, asked: Asked, decision: str, *, user_id: str, nonce: str, redeliver: bool = False) -> None:
+    def press(
+        self,
+        asked: Asked,
+        decision: str,
+        *,
+        user_id: str,
+        nonce: str,
+        redeliver: bool = False,
+        secret: str | None = None,
+        expect: int = 200,
+    ) -> None:
         payload = webhook_chat.press(asked.raw, decision, user_id=user_id)
         for _ in range(2 if redeliver else 1):
-            self._deliver("press", payload)
+            self._deliver("press", payload, secret=secret, expect=expect)
 
     def reply(
         self,

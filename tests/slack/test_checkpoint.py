@@ -20,6 +20,7 @@ from tests.slack.checkpointing import (
     Checkpointed,
     SlackSide,
     buttons_of,
+    checkpoint_row,
     running,
     sign_in_content,
 )
@@ -94,6 +95,23 @@ def test_unclear_replies_and_other_people_do_not_answer(chat_engine: Checkpointe
         row = session.scalar(select(ChatCheckpoint))
         assert row is not None and (row.status, row.answer, row.answered_via) == ("answered", "denied", "button")
     assert chat_engine.checkpoint_output(alert["alert_uuid"])["answer"] == "denied"
+
+
+def test_an_answer_not_signed_with_the_connections_secret_is_refused_and_changes_nothing(
+    chat_engine: Checkpointed,
+) -> None:
+    alert = chat_engine.post_sign_in()
+    asked = chat_engine.question()
+    chat_engine.wait_until_asked()
+    side = chat_engine.side
+    side.press(asked, "denied", user_id=side.asked_id, nonce="4.4", secret="not-the-signing-secret", expect=401)
+    time.sleep(0.5)
+    row = checkpoint_row(chat_engine.harness)
+    assert row is not None and (row.status, row.answer) == ("waiting", None)
+
+    chat_engine.press("confirmed", asked, nonce="5.5")
+    chat_engine.wait_status(alert["alert_id"], InvestigationStatus.COMPLETED)
+    assert chat_engine.checkpoint_output(alert["alert_uuid"])["answer"] == "confirmed"
 
 
 def test_unanswered_checkpoint_times_out_and_the_playbook_continues(chat_engine: Checkpointed) -> None:

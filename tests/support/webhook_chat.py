@@ -108,7 +108,7 @@ class WebhookChat:
         conversation = str(payload.get("conversation") or "")
         if kind == "press":
             try:
-                checkpoint, decision = uuid.UUID(str(payload.get("checkpoint"))), Decision(payload.get("decision"))
+                checkpoint, decision = uuid.UUID(str(payload.get("checkpoint"))), Decision(str(payload.get("decision")))
             except ValueError:
                 return None
             return InboundAnswer(
