@@ -19,7 +19,7 @@ from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.alerts.service import transition
 from vigil.db.base import epoch_now
-from vigil.integrations.chat import ChatPerson, SentQuestion
+from vigil.integrations.chat import SentQuestion
 from vigil.investigations import checkpoints
 from vigil.investigations.models import ChatCheckpoint
 from vigil.investigations.related import RELATED_SKILL_ID
@@ -105,7 +105,9 @@ class Seed:
                 timeout=checkpoints.CheckpointTimeout(3600, checkpoints.TimeoutSource.ENVIRONMENT),
             )
             if asked:
-                sent = SentQuestion(ChatPerson("U1"), "D1", {"channel": "D1", "ts": "1.0"}, "1.0")
+                sent = SentQuestion(
+                    recipient_id="U1", conversation_id="D1", message_ref={"channel": "D1", "ts": "1.0"}, posted_at="1.0"
+                )
                 checkpoints.mark_asked(session, row.checkpoint_uuid, sent, 3600)
             session.execute(
                 update(ChatCheckpoint)

@@ -76,7 +76,11 @@ class WebhookChat:
             },
         )
         return SentQuestion(
-            person, str(body["conversation"]), {"message_id": str(body["message_id"])}, str(body["posted_at"])
+            recipient_id=person.id,
+            recipient_name=person.name,
+            conversation_id=str(body["conversation"]),
+            message_ref={"message_id": str(body["message_id"])},
+            posted_at=str(body["posted_at"]),
         )
 
     async def show_outcome(

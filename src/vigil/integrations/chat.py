@@ -75,13 +75,13 @@ class ChatQuestion:
     alert_summary: str = ""
 
 
-@dataclass(frozen=True)
-class SentQuestion:
+class SentQuestion(BaseModel):
     """Where the question went. `message_ref` is opaque to the engine: it is stored and handed back to the
     provider to rewrite the message. `conversation_id` is where a written reply to it arrives, and `posted_at`
     the provider's exact posting time (decimal Unix seconds), which a reply must be newer than to answer it."""
 
-    recipient: ChatPerson
+    recipient_id: str
+    recipient_name: str | None = None
     conversation_id: str
     message_ref: dict[str, str]
     posted_at: str
@@ -195,43 +195,18 @@ def pending_output(chat: str, email: str, question: str, sent: SentQuestion) -> 
         answer="pending",
         asked_user_email=email,
         chat=chat,
-        recipient_id=sent.recipient.id,
-        recipient_name=sent.recipient.name,
+        recipient_id=sent.recipient_id,
+        recipient_name=sent.recipient_name,
         conversation_id=sent.conversation_id,
         message_ref=sent.message_ref,
         question=question,
     )
 
 
-class AskResult(BaseModel):
-    """A sent question in JSON form, so it can pass the connection's redactor like any vendor output."""
-
-    recipient_id: str
-    recipient_name: str | None = None
-    conversation_id: str
-    message_ref: dict[str, str]
-    posted_at: str
-
-    @classmethod
-    def of(cls, sent: SentQuestion) -> AskResult:
-        return cls(
-            recipient_id=sent.recipient.id,
-            recipient_name=sent.recipient.name,
-            conversation_id=sent.conversation_id,
-            message_ref=sent.message_ref,
-            posted_at=sent.posted_at,
-        )
-
-    def sent(self) -> SentQuestion:
-        return SentQuestion(
-            ChatPerson(self.recipient_id, self.recipient_name), self.conversation_id, self.message_ref, self.posted_at
-        )
-
-
-async def ask(provider: ChatProvider, ctx: SkillContext, email: str, question: ChatQuestion) -> AskResult:
+async def ask(provider: ChatProvider, ctx: SkillContext, email: str, question: ChatQuestion) -> SentQuestion:
     """Find the person by email, then post the question to them."""
     person = await provider.find_person(ctx, email)
-    return AskResult.of(await provider.send_question(ctx, person, question))
+    return await provider.send_question(ctx, person, question)
 
 
 # --- answers coming in ------------------------------------------------------------------------------------------

@@ -168,8 +168,8 @@ def mark_asked(session: Session, checkpoint_uuid: uuid.UUID, sent: SentQuestion,
         )
         .values(
             status=CheckpointStatus.WAITING.value,
-            recipient_id=sent.recipient.id,
-            recipient_name=sent.recipient.name,
+            recipient_id=sent.recipient_id,
+            recipient_name=sent.recipient_name,
             conversation_id=sent.conversation_id,
             message_ref=encode_message_ref(sent.message_ref),
             posted_at=sent.posted_at,

@@ -19,9 +19,9 @@ from vigil.integrations.bridge import AsyncBridge
 from vigil.integrations.catalog import all_skills, chat_provider, get_integration, get_skill
 from vigil.integrations.chat import (
     CHAT_CHECKPOINT_SKILL_ID,
-    AskResult,
     ChatCheckpointStepInput,
     ChatQuestion,
+    SentQuestion,
     ask,
     decode_message_ref,
 )
@@ -366,7 +366,7 @@ class StepRunner:
                 checkpoints.mark_failed(session, checkpoint_uuid, reason)
             return final(EvidenceStatus.ERROR, f"Could not ask {email} in {provider.name}: {reason}", code)
         with self.db.write() as session:
-            checkpoints.mark_asked(session, checkpoint_uuid, AskResult.model_validate(sent).sent(), timeout.seconds)
+            checkpoints.mark_asked(session, checkpoint_uuid, SentQuestion.model_validate(sent), timeout.seconds)
             waiting.record.output = checkpoints.evidence(checkpoints.get(session, checkpoint_uuid))
         return waiting
 

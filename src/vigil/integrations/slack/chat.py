@@ -39,7 +39,13 @@ class SlackChat:
         channel = await client.conversations_open(person.id)
         blocks = question_blocks(question.checkpoint_id, question.question, question.alert_summary)
         posted = await client.chat_post_message(channel, question.question, blocks=blocks)
-        return SentQuestion(person, posted.channel, {"channel": posted.channel, "ts": posted.ts}, posted.ts)
+        return SentQuestion(
+            recipient_id=person.id,
+            recipient_name=person.name,
+            conversation_id=posted.channel,
+            message_ref={"channel": posted.channel, "ts": posted.ts},
+            posted_at=posted.ts,
+        )
 
     async def show_outcome(
         self, ctx: SkillContext, message_ref: Mapping[str, str], question: str, answer: str, answered_at: int | None

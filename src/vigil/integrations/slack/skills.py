@@ -53,4 +53,4 @@ async def chat_checkpoint(ctx: SkillContext, params: ChatCheckpointInput) -> Cha
     organization has; this declaration is what the catalog (and the AI) read about it."""
     question = ChatQuestion(params.checkpoint_id, params.question, params.alert_summary)
     sent = await ask(SLACK_CHAT, ctx, params.user_email, question)
-    return pending_output(SLACK_INTEGRATION_ID, params.user_email, params.question, sent.sent())
+    return pending_output(SLACK_INTEGRATION_ID, params.user_email, params.question, sent)
