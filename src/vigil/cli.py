@@ -150,7 +150,7 @@ def _require_usable_model(settings: Settings, model: str | None = None) -> None:
     URL), with the reason instead of a traceback."""
     from vigil.ai.errors import UnsupportedModelError
     from vigil.ai.factory import check_usable
-    from vigil.orgs.ai_model import service_choice
+    from vigil.ai.organization_model import service_choice
 
     if model is not None:
         settings = settings.model_copy(update={"ai_model": model})

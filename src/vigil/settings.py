@@ -127,7 +127,7 @@ class Settings(BaseSettings):
     dead_worker_seconds: float = Field(default=30.0, gt=0, description="Silence after which work is taken over.")
     checkpoint_timeout_seconds: int = Field(
         default=900,
-        ge=5,  # = playbooks.schemas.MIN_CHECKPOINT_TIMEOUT_SECONDS (settings import nothing of Vigil)
+        ge=5,  # = input_types.MIN_CHECKPOINT_TIMEOUT_SECONDS (settings import nothing of Vigil)
         le=7 * 24 * 3600,
         description="How long a Chat Checkpoint waits for its answer when neither the step, the organization "
         "nor the console's service-wide setting says otherwise.",

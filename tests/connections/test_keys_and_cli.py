@@ -17,6 +17,7 @@ from tests.fakes import push
 from tests.fakes.fixtures import push_values
 from tests.fakes.push import PushFake
 from tests.support.harness import Harness
+from vigil.ai.organization_model import choice_for, set_override
 from vigil.cli import app
 from vigil.errors import ServiceMisconfigured
 from vigil.integrations.framework import Endpoints
@@ -24,7 +25,6 @@ from vigil.integrations.models import Connection
 from vigil.integrations.rotation import reencrypt_all, stale_connections
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
 from vigil.integrations.service import endpoints_from_settings
-from vigil.orgs.ai_model import choice_for, set_override
 from vigil.orgs.models import Organization
 from vigil.orgs.service import get_organization
 from vigil.settings import Settings

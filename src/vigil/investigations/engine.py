@@ -25,6 +25,7 @@ from sqlalchemy import select
 from vigil import __version__
 from vigil.ai.factory import Investigators
 from vigil.ai.llm.config import Limits
+from vigil.ai.organization_model import choice_for, service_choice
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.alerts.service import transition_many
@@ -43,7 +44,6 @@ from vigil.investigations.workflow import (
     enqueue_attempt,
     install_runtime,
 )
-from vigil.orgs.ai_model import choice_for, service_choice
 from vigil.settings import Settings
 
 logger = logging.getLogger("vigil.engine")

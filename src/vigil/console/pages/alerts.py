@@ -23,12 +23,13 @@ from vigil.console.deps import IdentityDep, WriterDep
 from vigil.console.rendering import render
 from vigil.console.report import alert_report
 from vigil.console.timezones import browser_zone
+from vigil.core.entities import EntityKind
 from vigil.db.base import epoch_now
 from vigil.db.pagination import decode_cursor, encode_cursor
 from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed, VigilError
 from vigil.investigations import service as investigations
-from vigil.investigations.entities import EntityKind
 from vigil.orgs import service as orgs_service
+from vigil.playbooks import service as playbooks_service
 from vigil.users.schemas import ConsoleIdentity
 from vigil.web.deps import DbDep, EngineDep
 
@@ -224,7 +225,7 @@ def _rows_context(
     watched = [("a", f"{a.alert_uuid}:{row_version(a)}") for a in pending]
     return {
         "alerts": alerts,
-        "links": service.investigator_links(session, alerts),
+        "links": playbooks_service.investigator_links(session, alerts),
         "cases": queue.cases_by_alert(session, identity.principal, alerts),
         "provider_names": {p.alert_provider: p.name for p in orgs_service.list_all_providers(session)},
         "pending": {a.alert_uuid for a in pending},
@@ -268,7 +269,7 @@ def alert_list(
     with db.read() as session:
         organizations = orgs_service.list_organizations(session, principal)
         providers = orgs_service.list_providers(session)
-        alert_types = service.known_alert_types(session, principal)
+        alert_types = playbooks_service.known_alert_types(session, principal)
         filters = query.filters(epoch_now())
         if not query.errors:
             try:
@@ -360,7 +361,7 @@ def _detail_context(
         except Forbidden as error:
             # Another tenant's alert looks exactly like a missing one in the console.
             raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
-        investigation = service.alert_investigation(session, alert)
+        investigation = investigations.alert_investigation(session, alert)
         timeline = service.alert_timeline(session, alert)
         report = alert_report(session, identity.principal, alert, investigation)
     steps = sum(len(record.steps) for record in investigation.attempts)
