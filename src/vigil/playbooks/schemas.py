@@ -39,7 +39,7 @@ class CheckpointStep(_Step):
     """Ask a person in chat to confirm activity; the workflow waits durably for the answer."""
 
     kind: Literal["checkpoint"] = "checkpoint"
-    user_email: Text = Field(min_length=1, description="Template resolving to the Slack user's email.")
+    user_email: Text = Field(min_length=1, description="Template resolving to the email of the person to ask in chat.")
     question: Text = Field(min_length=1, max_length=2000)
     timeout_seconds: int | None = Field(
         default=None,
