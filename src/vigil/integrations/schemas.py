@@ -93,7 +93,8 @@ class ConnectionTestOut(BaseModel):
 
 class IntegrationCatalog(BaseModel):
     integrations: list[dict[str, Any]] = Field(
-        description="Every integration: id, name, description, fields and skills with input/output JSON schemas."
+        description="Every integration: id, name, description, fields, base URLs (`VIGIL_VENDOR_URLS` keys and "
+        "defaults) and skills with input/output JSON schemas."
     )
 
 

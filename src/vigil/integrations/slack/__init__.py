@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vigil.integrations.framework import ConnectionTestResult, Integration, SkillContext
 from vigil.integrations.slack import skills as _skills  # noqa: F401  (registers the skills)
-from vigil.integrations.slack.client import SlackWebClient
+from vigil.integrations.slack.client import API_URL, SlackWebClient
 from vigil.integrations.slack.fields import FIELDS
 
 
@@ -23,4 +23,5 @@ INTEGRATION = Integration(
     description="Chat: channel notifications through an incoming webhook and direct-message checkpoints.",
     fields=FIELDS,
     test=test_connection,
+    base_urls=(API_URL,),
 )
