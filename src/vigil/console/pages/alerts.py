@@ -396,7 +396,7 @@ def alert_detail_live(request: Request, identity: IdentityDep, db: DbDep, alert_
 def retry_investigation(
     request: Request, identity: WriterDep, db: DbDep, engine: EngineDep, alert_ref: str
 ) -> Response:
-    """Re-run a Failed investigation: the same service call and enqueue as POST /serviceapi/alerts/{ref}/retry."""
+    """Re-run a Failed investigation: the same flow as POST /serviceapi/alerts/{ref}/retry."""
     try:
         alert = flows.retry_investigation(db, engine, identity.principal, alert_ref)
     except Forbidden as error:
