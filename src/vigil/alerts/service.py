@@ -104,11 +104,8 @@ def alert_timeline(session: Session, alert: Alert) -> list[AlertEvent]:
 
 
 def set_alert_type(session: Session, principal: Principal, alert_ref: str, alert_type: str, *, actor: str) -> Alert:
-    """Give an untyped alert its type and move it Created → Submitted (SPEC §4).
-
-    The caller enqueues the investigation after the commit, as a retry does; if the process dies first,
-    the engine's orphan recovery finds the Submitted alert without a workflow and enqueues it.
-    """
+    """Give an untyped alert its type and move it Created → Submitted (SPEC §4); `investigations.flows` commits
+    this, then enqueues the investigation."""
     value = alert_type.strip()
     if not 1 <= len(value) <= MAX_ALERT_TYPE_LENGTH:
         raise ValidationFailed(

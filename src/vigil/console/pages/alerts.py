@@ -27,6 +27,7 @@ from vigil.core.entities import EntityKind
 from vigil.db.base import epoch_now
 from vigil.db.pagination import decode_cursor, encode_cursor
 from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed, VigilError
+from vigil.investigations import flows
 from vigil.investigations import service as investigations
 from vigil.orgs import service as orgs_service
 from vigil.playbooks import service as playbooks_service
@@ -397,19 +398,15 @@ def alert_detail_live(request: Request, identity: IdentityDep, db: DbDep, alert_
 def retry_investigation(
     request: Request, identity: WriterDep, db: DbDep, engine: EngineDep, alert_ref: str
 ) -> Response:
-    """Re-run a Failed investigation: the same service call and enqueue as POST /serviceapi/alerts/{ref}/retry."""
+    """Re-run a Failed investigation: the same flow as POST /serviceapi/alerts/{ref}/retry."""
     try:
-        with db.write() as session:
-            alert, attempt = investigations.request_retry(session, identity.principal, alert_ref)
-            alert_uuid, alert_id = alert.alert_uuid, alert.alert_id
+        alert = flows.retry_investigation(db, engine, identity.principal, alert_ref)
     except Forbidden as error:
         raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
     except Conflict as error:
         context = _detail_context(request, identity, db, alert_ref, action_error=error.message)
         return render(request, "alerts/detail.html", context, status_code=error.status_code)
-    if engine is not None:
-        engine.enqueue(alert_uuid, attempt)
-    return RedirectResponse(f"/alerts/{alert_id}?notice=retried", status_code=303)
+    return RedirectResponse(f"/alerts/{alert.alert_id}?notice=retried", status_code=303)
 
 
 @router.post("/alerts/{alert_ref}/type")
@@ -423,11 +420,7 @@ def set_alert_type(
 ) -> Response:
     """Give an untyped alert its type; it moves Created → Submitted and is queued like a retry."""
     try:
-        with db.write() as session:
-            alert = service.set_alert_type(
-                session, identity.principal, alert_ref, alert_type, actor=identity.principal.actor
-            )
-            alert_uuid, alert_id, attempt = alert.alert_uuid, alert.alert_id, alert.investigation_retry_count
+        alert = flows.set_alert_type(db, engine, identity.principal, alert_ref, alert_type)
     except Forbidden as error:
         raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
     except ValidationFailed as error:
@@ -437,6 +430,4 @@ def set_alert_type(
     except Conflict as error:
         context = _detail_context(request, identity, db, alert_ref, action_error=error.message)
         return render(request, "alerts/detail.html", context, status_code=error.status_code)
-    if engine is not None:
-        engine.enqueue(alert_uuid, attempt)
-    return RedirectResponse(f"/alerts/{alert_id}?notice=submitted", status_code=303)
+    return RedirectResponse(f"/alerts/{alert.alert_id}?notice=submitted", status_code=303)
