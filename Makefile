@@ -49,11 +49,12 @@ reliability: $(STAMP)
 audit: $(STAMP)
 	$(BIN)/pip-audit --strict --skip-editable --progress-spinner off
 
-## Static checks: ruff (lint + format) and mypy --strict.
+## Static checks: ruff (lint + format), mypy --strict and the import contracts of docs/architecture.md.
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 check: lint test
 

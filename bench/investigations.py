@@ -41,7 +41,7 @@ from dbos import DBOSClient, EnqueueOptions
 from sqlalchemy import select, text
 from tests.fakes import mde
 from tests.fakes.cloudflare import CloudflareFake
-from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, slack_values
+from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, slack_values, vendor_urls
 from tests.fakes.mde import MdeFake
 from tests.fakes.slack import SlackFake
 from tests.fakes.slack_sender import SlackSender, button_press
@@ -165,10 +165,7 @@ class Rig:
             database_url=self.url,
             data_dir=workdir / "api",
             secret_key=self.env["VIGIL_SECRET_KEY"],
-            mde_auth_url=fakes.mde.url,
-            mde_api_url=fakes.mde.url,
-            edge_api_url=fakes.cloudflare.url,
-            chat_api_url=fakes.slack.api_url,
+            vendor_urls=vendor_urls(mde=fakes.mde.url, cloudflare=fakes.cloudflare.url, slack=fakes.slack.api_url),
             outbound_allowed_hosts=[self.env["VIGIL_OUTBOUND_ALLOWED_HOSTS"]],
             rate_limit_per_second=100_000,
             rate_limit_burst=100_000,

@@ -15,6 +15,7 @@ from vigil.alerts.router import router as alerts_router
 from vigil.auth.known_keys import KnownKeys
 from vigil.auth.ratelimit import TokenBucketLimiter
 from vigil.cases.router import router as cases_router
+from vigil.console.api_docs import router as api_docs_router
 from vigil.console.errors import console_error_response
 from vigil.console.router import CONSOLE_STATIC_DIR
 from vigil.console.router import router as console_router
@@ -31,7 +32,6 @@ from vigil.investigations.engine import Engine
 from vigil.orgs.router import router as orgs_router
 from vigil.playbooks.router import router as playbooks_router
 from vigil.settings import Settings, get_settings
-from vigil.web.api_docs import router as api_docs_router
 from vigil.web.errors import install_error_handlers
 from vigil.web.health import router as health_router
 from vigil.web.middleware import BodyGuardMiddleware, RequestContextMiddleware
@@ -71,7 +71,7 @@ def create_app(
         "or `Authorization: Bearer <API_KEY>`. Errors always have the shape "
         '`{"error": {"code", "message", "details"}}`.',
         lifespan=lifespan,
-        docs_url=None,  # served from vendored assets by vigil.web.api_docs, not from a CDN
+        docs_url=None,  # served from vendored assets by vigil.console.api_docs, not from a CDN
         redoc_url=None,
     )
     app.state.settings = settings

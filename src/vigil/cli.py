@@ -150,7 +150,7 @@ def _require_usable_model(settings: Settings, model: str | None = None) -> None:
     URL), with the reason instead of a traceback."""
     from vigil.ai.errors import UnsupportedModelError
     from vigil.ai.factory import check_usable
-    from vigil.orgs.ai_model import service_choice
+    from vigil.ai.organization_model import service_choice
 
     if model is not None:
         settings = settings.model_copy(update={"ai_model": model})
@@ -398,16 +398,14 @@ def _parse_expiry(text: str | None) -> int | None:
 @connection_app.command("add")
 def connection_add(
     org: Annotated[str, typer.Option(help="organization_code")],
-    integration: Annotated[
-        str, typer.Option(help="Integration id: microsoft_defender, cloudflare, slack, push_security.")
-    ],
+    integration: Annotated[str, typer.Option(help="Integration id, as GET /serviceapi/integrations lists them.")],
     name: Annotated[str, typer.Option(help="Instance name, unique in the organization.")],
     description: Annotated[str, typer.Option(help="What this connection is for.")] = "",
     field: Annotated[
         list[str] | None,
         typer.Option(help="NAME=VALUE; repeat. Secrets left out come from VIGIL_FIELD_<NAME> or a hidden prompt."),
     ] = None,
-    auth_method: Annotated[str | None, typer.Option(help="Cloudflare: api_token or global_key.")] = None,
+    auth_method: Annotated[str | None, typer.Option(help="Auth method, where there are several.")] = None,
     expires: Annotated[str | None, typer.Option(help="Credential expiry, YYYY-MM-DD or epoch seconds.")] = None,
 ) -> None:
     """Create a connection; secret values are encrypted and never printed."""

@@ -19,6 +19,9 @@ INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 #: Year 9999: anything later is a millisecond (or nanosecond) timestamp sent by mistake.
 MAX_EPOCH_SECONDS = 253_402_300_799
+#: Bounds of every Chat Checkpoint timeout: a playbook step's own, an organization's, the service-wide default.
+MIN_CHECKPOINT_TIMEOUT_SECONDS = 5
+MAX_CHECKPOINT_TIMEOUT_SECONDS = 7 * 24 * 3600
 
 
 NUL_MESSAGE = "Text must not contain NUL (\\u0000) characters."

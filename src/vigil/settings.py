@@ -77,11 +77,13 @@ class Settings(BaseSettings):
         description="Hosts, IP addresses or CIDR ranges exempt from the outbound-URL policy, comma-separated or "
         "a JSON list, e.g. `127.0.0.1,10.0.0.0/8`.",
     )
-    # Vendor base URLs (defaults = vigil.integrations.framework.Endpoints); tests point them at loopback fakes.
-    mde_auth_url: str = "https://login.microsoftonline.com"
-    mde_api_url: str = "https://api.securitycenter.microsoft.com"
-    edge_api_url: str = "https://api.cloudflare.com"
-    chat_api_url: str = "https://slack.com/api"
+    # Vendor base URLs are declared (with their public defaults) in each integration's folder; this overrides them.
+    vendor_urls: dict[str, str] = Field(
+        default_factory=dict,
+        description="Vendor base URLs to use instead of the public ones, a JSON object keyed `<integration>.<name>` "
+        '(GET /serviceapi/integrations lists them as `base_urls`), e.g. `{"microsoft_defender.api_url": '
+        '"https://api-eu.securitycenter.microsoft.com"}`.',
+    )
 
     ai_model: str = Field(
         default="builtin",
@@ -127,7 +129,7 @@ class Settings(BaseSettings):
     dead_worker_seconds: float = Field(default=30.0, gt=0, description="Silence after which work is taken over.")
     checkpoint_timeout_seconds: int = Field(
         default=900,
-        ge=5,  # = playbooks.schemas.MIN_CHECKPOINT_TIMEOUT_SECONDS (settings import nothing of Vigil)
+        ge=5,  # = input_types.MIN_CHECKPOINT_TIMEOUT_SECONDS (settings import nothing of Vigil)
         le=7 * 24 * 3600,
         description="How long a Chat Checkpoint waits for its answer when neither the step, the organization "
         "nor the console's service-wide setting says otherwise.",

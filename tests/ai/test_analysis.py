@@ -25,7 +25,7 @@ from vigil.ai.schemas import (
     Severity,
     Verdict,
 )
-from vigil.investigations.entities import Entities, extract_entities
+from vigil.core.entities import Entities, extract_entities
 
 HUNT = "Run Advanced Hunting Query"
 ACTIVITY = "Defender: activity on the machine"

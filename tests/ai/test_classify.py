@@ -12,7 +12,7 @@ from tests.ai import alerts
 from tests.investigations import samples
 from vigil.ai.builtin.classify import category_scores, classify
 from vigil.ai.schemas import AlertFacts, Category
-from vigil.investigations.entities import Entities, extract_entities
+from vigil.core.entities import Entities, extract_entities
 
 
 def _classify(alert: AlertFacts) -> Category:

@@ -9,7 +9,7 @@ from vigil.ai.errors import UnsupportedModelError
 from vigil.ai.factory import get_investigator
 from vigil.ai.investigator import Investigator
 from vigil.ai.llm.investigator import LlmInvestigator
-from vigil.orgs.ai_model import choice
+from vigil.ai.organization_model import choice
 
 
 @pytest.mark.parametrize("model", ["builtin", " Builtin "])

@@ -14,10 +14,10 @@ from vigil.ai.llm.config import Limits
 from vigil.ai.llm.investigator import LlmInvestigator
 from vigil.ai.llm.prompts import untrusted
 from vigil.ai.llm.tools import ToolIndex, tool_name
+from vigil.ai.organization_model import choice
 from vigil.ai.schemas import AvailableSkill, Disposition, Evidence, EvidenceKind, EvidenceStatus
-from vigil.investigations.entities import extract_entities
+from vigil.core.entities import extract_entities
 from vigil.investigations.steps import playbook_skill_inputs
-from vigil.orgs.ai_model import choice
 
 __all__ = ["llm_fake", "llm_server"]
 

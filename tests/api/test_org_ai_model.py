@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.support.harness import Harness
+from vigil.ai.organization_model import KEY_FIELD, choice_for
 from vigil.integrations.secrets import SecretBox
-from vigil.orgs.ai_model import KEY_FIELD, choice_for
 from vigil.orgs.models import Organization
 from vigil.orgs.service import get_organization
 

@@ -18,6 +18,7 @@ from tests.fakes.fixtures import (
     push_server,
     slack_fake,
     slack_server,
+    vendor_urls,
 )
 from tests.fakes.mde import MdeFake
 from tests.fakes.slack import SlackFake
@@ -51,10 +52,7 @@ def settings(
         data_dir=tmp_path / "data",
         rate_limit_per_second=10_000,
         rate_limit_burst=10_000,
-        mde_auth_url=mde_server.url,
-        mde_api_url=mde_server.url,
-        edge_api_url=cloudflare_server.url,
-        chat_api_url=slack_server.api_url,
+        vendor_urls=vendor_urls(mde=mde_server.url, cloudflare=cloudflare_server.url, slack=slack_server.api_url),
     )
 
 

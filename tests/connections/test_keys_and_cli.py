@@ -17,14 +17,16 @@ from tests.fakes import push
 from tests.fakes.fixtures import push_values
 from tests.fakes.push import PushFake
 from tests.support.harness import Harness
+from vigil.ai.organization_model import choice_for, set_override
 from vigil.cli import app
 from vigil.errors import ServiceMisconfigured
 from vigil.integrations.framework import Endpoints
+from vigil.integrations.microsoft_defender.client import API_URL as DEFENDER_API_URL
+from vigil.integrations.microsoft_defender.client import AUTH_URL as DEFENDER_AUTH_URL
 from vigil.integrations.models import Connection
 from vigil.integrations.rotation import reencrypt_all, stale_connections
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
 from vigil.integrations.service import endpoints_from_settings
-from vigil.orgs.ai_model import choice_for, set_override
 from vigil.orgs.models import Organization
 from vigil.orgs.service import get_organization
 from vigil.settings import Settings
@@ -95,6 +97,18 @@ def test_env_key_is_used_and_a_bad_one_is_a_clear_configuration_error(settings: 
 
 def test_endpoint_settings_default_to_the_public_hosts() -> None:
     assert endpoints_from_settings(Settings()) == Endpoints()
+    assert Endpoints().url(DEFENDER_API_URL) == "https://api.securitycenter.microsoft.com"
+
+
+def test_vendor_urls_override_declared_defaults_and_an_unknown_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "VIGIL_VENDOR_URLS", '{"microsoft_defender.api_url": "https://api-eu.securitycenter.microsoft.com/"}'
+    )
+    regional = endpoints_from_settings(Settings())
+    assert regional.url(DEFENDER_API_URL) == "https://api-eu.securitycenter.microsoft.com"
+    assert regional.url(DEFENDER_AUTH_URL) == "https://login.microsoftonline.com"  # not overridden
+    with pytest.raises(ValueError, match=r"unknown base URLs microsoft_defender\.api;.*microsoft_defender\.api_url"):
+        endpoints_from_settings(Settings(vendor_urls={"microsoft_defender.api": "https://typo.example"}))
 
 
 def test_secrets_rotate_reencrypts_with_a_new_key_and_drops_the_old(cli_env: Harness, push_fake: PushFake) -> None:

@@ -19,6 +19,7 @@ from tests.fakes.fixtures import (
     push_server,
     slack_fake,
     slack_server,
+    vendor_urls,
 )
 from tests.fakes.mde import MdeFake
 from tests.fakes.slack import SlackFake
@@ -57,10 +58,7 @@ def stack(
     settings = engine_settings(
         db_url,
         tmp_path,
-        mde_auth_url=mde_server.url,
-        mde_api_url=mde_server.url,
-        edge_api_url=cloudflare_server.url,
-        chat_api_url=slack_server.api_url,
+        vendor_urls=vendor_urls(mde=mde_server.url, cloudflare=cloudflare_server.url, slack=slack_server.api_url),
     )
     with ConsoleStack(settings) as running:
         yield running

@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.engine.conftest import engine_settings
 from tests.fakes.cloudflare import CloudflareFake
+from tests.fakes.fixtures import vendor_urls
 from tests.fakes.mde import MdeFake
 from tests.fakes.slack import SlackFake
 from tests.support.console import DESKTOP, PASSWORD, PHONE, ConsoleStack, screenshot, sign_in
@@ -65,10 +66,7 @@ def console_stack(
     settings = engine_settings(
         db_url,
         tmp_path,
-        mde_auth_url=mde.url,
-        mde_api_url=mde.url,
-        edge_api_url=cloudflare.url,
-        chat_api_url=slack.api_url,
+        vendor_urls=vendor_urls(mde=mde.url, cloudflare=cloudflare.url, slack=slack.api_url),
         **overrides,
     )
     return ConsoleStack(settings, engine=engine)

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.support.console import DESKTOP, ConsoleStack, screenshots_at_both_sizes, sign_in
+from vigil.ai.organization_model import KEY_FIELD, set_override
 from vigil.integrations.secrets import SecretBox
-from vigil.orgs.ai_model import KEY_FIELD, set_override
 from vigil.orgs.service import get_organization
 from vigil.users.schemas import Role
 

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.engine.test_retries_and_defender import connect_defender
+from tests.fakes.fixtures import vendor_urls
 from tests.fakes.llm import ErrorReply, LlmCall, LlmFake, Reply, ToolCall
 from tests.fakes.mde import MdeFake
 from tests.support.harness import Harness
@@ -163,7 +164,7 @@ DEFENDER_ALERT = json.dumps(
 
 @pytest.fixture
 def defender_llm_harness(db_url: str, tmp_path: Path, llm_fake: LlmFake, mde_fake: MdeFake) -> Iterator[Harness]:
-    overrides = {"mde_auth_url": mde_fake.url, "mde_api_url": mde_fake.url}
+    overrides = {"vendor_urls": vendor_urls(mde=mde_fake.url)}
     with Harness(llm_settings(db_url, tmp_path, llm_fake, **overrides), engine=True) as harness:
         harness.add_org("ACME")
         key = harness.add_key("ACME").api_key

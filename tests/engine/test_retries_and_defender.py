@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.engine.conftest import engine_settings
 from tests.fakes import mde
-from tests.fakes.fixtures import MDE_VALUES
+from tests.fakes.fixtures import MDE_VALUES, vendor_urls
 from tests.fakes.mde import MdeFake
 from tests.support.harness import Harness
 from tests.support.playbooks import install_playbook
@@ -51,7 +51,7 @@ def defender_harness(
     db_url: str, tmp_path: Path, mde_fake: MdeFake, request: pytest.FixtureRequest
 ) -> Iterator[Harness]:
     overrides: dict[str, Any] = getattr(request, "param", {})
-    settings = engine_settings(db_url, tmp_path, mde_auth_url=mde_fake.url, mde_api_url=mde_fake.url, **overrides)
+    settings = engine_settings(db_url, tmp_path, vendor_urls=vendor_urls(mde=mde_fake.url), **overrides)
     with Harness(settings, engine=True) as harness:
         harness.add_org("ACME")
         yield harness

@@ -38,7 +38,7 @@ from sqlalchemy import select, text
 from tests.eval.scenario import CATEGORIES, Category, Scenario
 from tests.fakes import slack
 from tests.fakes.cloudflare import CloudflareFake
-from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, push_values, slack_values
+from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, push_values, slack_values, vendor_urls
 from tests.fakes.mde import MdeFake
 from tests.fakes.push import PushFake
 from tests.fakes.slack import SlackFake
@@ -465,10 +465,7 @@ def eval_settings(database_url: str, data_dir: Path, fakes: _Fakes, model: str, 
         "checkpoint_timeout_seconds": 5,
         "executor_id": "vigil-eval",
         "ai_model": model,
-        "mde_auth_url": fakes.mde.url,
-        "mde_api_url": fakes.mde.url,
-        "edge_api_url": fakes.cloudflare.url,
-        "chat_api_url": fakes.slack.api_url,
+        "vendor_urls": vendor_urls(mde=fakes.mde.url, cloudflare=fakes.cloudflare.url, slack=fakes.slack.api_url),
         "outbound_allowed_hosts": ["127.0.0.1"],  # the loopback fakes stand in for the vendors (`vigil eval` too)
     }
     values.update(overrides)

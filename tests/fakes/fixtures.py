@@ -52,6 +52,18 @@ def push_values(fake: PushFake, **overrides: str) -> dict[str, str]:
     return {**PUSH_VALUES, "domain": fake.url, **overrides}
 
 
+def vendor_urls(*, mde: str | None = None, cloudflare: str | None = None, slack: str | None = None) -> dict[str, str]:
+    """`VIGIL_VENDOR_URLS` pointing the given vendors at loopback fakes (the rest keep their public defaults)."""
+    urls: dict[str, str] = {}
+    if mde:
+        urls |= {"microsoft_defender.auth_url": mde, "microsoft_defender.api_url": mde}
+    if cloudflare:
+        urls["cloudflare.api_url"] = cloudflare
+    if slack:
+        urls["slack.api_url"] = slack
+    return urls
+
+
 def endpoints(
     *,
     mde_fake: MdeFake | None = None,
@@ -59,12 +71,12 @@ def endpoints(
     slack_fake: SlackFake | None = None,
 ) -> Endpoints:
     """Endpoints pointing at whichever fakes are given (the rest keep the public defaults)."""
-    defaults = Endpoints()
     return Endpoints(
-        mde_auth_url=mde_fake.url if mde_fake else defaults.mde_auth_url,
-        mde_api_url=mde_fake.url if mde_fake else defaults.mde_api_url,
-        edge_api_url=cloudflare_fake.url if cloudflare_fake else defaults.edge_api_url,
-        chat_api_url=slack_fake.api_url if slack_fake else defaults.chat_api_url,
+        vendor_urls(
+            mde=mde_fake.url if mde_fake else None,
+            cloudflare=cloudflare_fake.url if cloudflare_fake else None,
+            slack=slack_fake.api_url if slack_fake else None,
+        )
     )
 
 

@@ -9,7 +9,7 @@ from email.utils import formatdate
 import pytest
 
 from tests.fakes import mde
-from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, call_skill, endpoints, push_values
+from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, call_skill, endpoints, push_values, vendor_urls
 from tests.fakes.mde import MdeFake
 from tests.fakes.push import PushFake
 from vigil.integrations.errors import IntegrationError
@@ -65,7 +65,11 @@ def test_unreachable_vendor_is_a_transient_error() -> None:
         port = probe.getsockname()[1]
     started = time.monotonic()
     with pytest.raises(IntegrationError) as caught:
-        call_skill("Get Edge Audit Logs", CLOUDFLARE_TOKEN_VALUES, Endpoints(edge_api_url=f"http://127.0.0.1:{port}"))
+        call_skill(
+            "Get Edge Audit Logs",
+            CLOUDFLARE_TOKEN_VALUES,
+            Endpoints(vendor_urls(cloudflare=f"http://127.0.0.1:{port}")),
+        )
     assert (caught.value.code, caught.value.transient) == ("vendor_unreachable", True)
     assert caught.value.remedy and "127.0.0.1" in caught.value.remedy
     assert time.monotonic() - started < 2.0

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fakes.fixtures import call_skill, check_connection
+from tests.fakes.fixtures import call_skill, check_connection, vendor_urls
 from tests.integrations.echo_vendor import CLIENT_ID, CLIENT_SECRET, PUSH_KEY, TENANT_ID, EchoVendor
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.framework import Endpoints
@@ -64,7 +64,7 @@ def test_connection_test_detail_never_holds_the_echoed_key(echo: EchoVendor) -> 
 
 
 def test_skill_error_with_echoed_bearer_token_and_client_secret_is_redacted(echo: EchoVendor) -> None:
-    ends = Endpoints(mde_auth_url=echo.url, mde_api_url=echo.url)
+    ends = Endpoints(vendor_urls(mde=echo.url))
     values = {"tenant_id": TENANT_ID, "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
     with pytest.raises(IntegrationError) as raised:
         call_skill("List Machines", values, ends)

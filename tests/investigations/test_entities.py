@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tests.investigations import samples
-from vigil.investigations.entities import MAX_PER_KIND, Entities, EntityKind, extract_entities
+from vigil.core.entities import MAX_PER_KIND, Entities, EntityKind, extract_entities
 
 
 def test_defender_alert_yields_machine_hashes_user_and_evidence_ip() -> None:

@@ -15,8 +15,8 @@ from sqlalchemy import update
 from tests.investigations import samples
 from tests.support.harness import Harness
 from vigil.alerts.models import Alert
+from vigil.core.entities import Entities, extract_entities
 from vigil.db.base import epoch_now
-from vigil.investigations.entities import Entities, extract_entities
 from vigil.investigations.related import NOISY_MIN_ALERTS, WINDOW_SECONDS, related_alerts
 
 MATCH_FIELDS = {"alert_id", "alert_type", "alert_provider", "created_at", "case_id", "shared", "reason"}

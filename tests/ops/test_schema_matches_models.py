@@ -8,8 +8,8 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from vigil.db.migrate import MIGRATIONS_DIR
-from vigil.db.registry import Base
 from vigil.db.session import create_db_engine
+from vigil.schema import Base
 from vigil.settings import Settings
 
 

@@ -19,7 +19,15 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from tests.console.walk import CspWatch, console_paths, populate
 from tests.engine.conftest import engine_settings
 from tests.fakes.cloudflare import CloudflareFake
-from tests.fakes.fixtures import cloudflare_fake, cloudflare_server, mde_fake, mde_server, slack_fake, slack_server
+from tests.fakes.fixtures import (
+    cloudflare_fake,
+    cloudflare_server,
+    mde_fake,
+    mde_server,
+    slack_fake,
+    slack_server,
+    vendor_urls,
+)
 from tests.fakes.mde import MdeFake
 from tests.fakes.slack import SlackFake
 from tests.reliability.record import record
@@ -69,10 +77,7 @@ def stack(
     settings = engine_settings(
         db_url,
         tmp_path,
-        mde_auth_url=mde_server.url,
-        mde_api_url=mde_server.url,
-        edge_api_url=cloudflare_server.url,
-        chat_api_url=slack_server.api_url,
+        vendor_urls=vendor_urls(mde=mde_server.url, cloudflare=cloudflare_server.url, slack=slack_server.api_url),
     )
     with ConsoleStack(settings) as running:
         yield running

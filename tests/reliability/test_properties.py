@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.reliability.record import record
 from tests.support.harness import Harness
-from vigil.investigations.entities import MAX_PER_KIND, EntityKind, extract_entities
+from vigil.core.entities import MAX_PER_KIND, EntityKind, extract_entities
 from vigil.investigations.templates import TemplateRenderError, render_inputs
 
 JSON_LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40)

@@ -21,6 +21,7 @@ import pytest
 from sqlalchemy import MetaData, String, Text, create_engine, inspect, select
 
 from tests.engine.conftest import engine_settings
+from tests.fakes.fixtures import vendor_urls
 from tests.integrations.echo_vendor import CLIENT_ID, CLIENT_SECRET, PUSH_KEY, TENANT_ID, EchoVendor
 from tests.reliability.record import record
 from tests.support.console import ADMIN_EMAIL, PASSWORD
@@ -143,8 +144,7 @@ def test_echoed_credentials_appear_in_no_stored_field_response_page_or_log_line(
     settings = engine_settings(
         db_url,
         tmp_path,
-        mde_auth_url=echo.url,
-        mde_api_url=echo.url,
+        vendor_urls=vendor_urls(mde=echo.url),
         max_auto_retries=0,
         skill_retry_attempts=1,
         executor_id=f"secrets-echo-{backend}",

@@ -23,6 +23,7 @@ from httpx2 import Response  # the client starlette.testclient uses when it is i
 from sqlalchemy import func, select
 
 from tests.engine.conftest import engine_settings
+from tests.fakes.fixtures import vendor_urls
 from tests.fakes.slack import SlackFake
 from tests.fakes.slack_sender import EVENTS_PATH, INTERACTIONS_PATH, block_actions, message_im
 from tests.reliability.record import record
@@ -45,7 +46,7 @@ def slack_vendor() -> Iterator[SlackFake]:
 def waiting(db_url: str, backend: str, tmp_path: Path, slack_vendor: SlackFake) -> Iterator[Checkpointed]:
     slack_vendor.reset()
     settings = engine_settings(
-        db_url, tmp_path, chat_api_url=slack_vendor.api_url, executor_id=f"slack-deliveries-{backend}"
+        db_url, tmp_path, vendor_urls=vendor_urls(slack=slack_vendor.api_url), executor_id=f"slack-deliveries-{backend}"
     )
     with running(settings, SlackSide(slack_vendor)) as started:
         yield started

@@ -29,7 +29,7 @@ import pytest
 from tests.engine.conftest import engine_settings
 from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.faults import Fault, FaultRule
-from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, push_values, slack_values
+from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, push_values, slack_values, vendor_urls
 from tests.fakes.mde import MdeFake
 from tests.fakes.push import PushFake
 from tests.fakes.slack import SlackFake
@@ -103,10 +103,7 @@ def drill_settings(db_url: str, tmp_path: Path, vendors: Vendors, backend: str) 
     return engine_settings(
         db_url,
         tmp_path,
-        mde_auth_url=vendors.mde.url,
-        mde_api_url=vendors.mde.url,
-        edge_api_url=vendors.cloudflare.url,
-        chat_api_url=vendors.slack.api_url,
+        vendor_urls=vendor_urls(mde=vendors.mde.url, cloudflare=vendors.cloudflare.url, slack=vendors.slack.api_url),
         skill_timeout_seconds=1.5,
         skill_retry_attempts=2,
         skill_retry_backoff_seconds=0.05,

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from tests.engine.conftest import engine_settings
 from tests.fakes import slack
-from tests.fakes.fixtures import slack_fake, slack_server
+from tests.fakes.fixtures import slack_fake, slack_server, vendor_urls
 from tests.fakes.slack import SlackFake
 from tests.fakes.slack_sender import SlackSender
 from tests.fakes.webhook_chat import WebhookChatFake
@@ -108,7 +108,8 @@ def webhook_chat_server() -> Iterator[WebhookChatFake]:
 @pytest.fixture
 def slack_engine(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> Iterator[Checkpointed]:
     """The engine asking in the Slack fake, with ACME's Slack connection created and authenticated."""
-    with running(engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url), SlackSide(slack_fake)) as started:
+    settings = engine_settings(db_url, tmp_path, vendor_urls=vendor_urls(slack=slack_fake.api_url))
+    with running(settings, SlackSide(slack_fake)) as started:
         yield started
 
 

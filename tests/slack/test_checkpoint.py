@@ -10,7 +10,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from tests.engine.conftest import engine_settings
-from tests.fakes.fixtures import slack_values
+from tests.fakes.fixtures import slack_values, vendor_urls
 from tests.fakes.slack import SlackFake
 from tests.slack.checkpointing import (
     ANSWER_LABELS,
@@ -148,7 +148,9 @@ def test_unanswered_checkpoint_times_out_and_the_playbook_continues(chat_engine:
 def test_no_checkpoint_is_drafted_before_the_slack_connection_is_authenticated(
     db_url: str, tmp_path: Path, slack_fake: SlackFake
 ) -> None:
-    with Harness(engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url), engine=True) as harness:
+    with Harness(
+        engine_settings(db_url, tmp_path, vendor_urls=vendor_urls(slack=slack_fake.api_url)), engine=True
+    ) as harness:
         harness.add_org("ACME")
         key = harness.add_key("ACME").api_key
         created = harness.client.post(
@@ -186,7 +188,7 @@ def test_user_unknown_to_the_chat_is_a_failed_step_not_a_stuck_alert(chat_engine
 
 
 def test_checkpoint_survives_a_worker_restart_while_waiting(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> None:
-    settings = engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url)
+    settings = engine_settings(db_url, tmp_path, vendor_urls=vendor_urls(slack=slack_fake.api_url))
     with running(settings, SlackSide(slack_fake)) as first:
         alert = first.post_sign_in()
         first.question()

@@ -12,6 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from tests.engine.conftest import engine_settings
+from tests.fakes.fixtures import vendor_urls
 from tests.fakes.slack import SlackFake
 from tests.slack.checkpointing import SIGN_IN_TYPE, Checkpointed, SlackSide, checkpoint_row, running
 from tests.support.harness import Harness
@@ -34,7 +35,7 @@ def _ask_then_analyze(timeout_seconds: int | None = None) -> PlaybookDefinition:
 @pytest.fixture
 def env_900(db_url: str, tmp_path: Path, slack_fake: SlackFake) -> Iterator[Checkpointed]:
     """The environment's default left at 15 min, so only a setting closer to the step can make the wait 5 s."""
-    settings = engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url)
+    settings = engine_settings(db_url, tmp_path, vendor_urls=vendor_urls(slack=slack_fake.api_url))
     assert settings.checkpoint_timeout_seconds == 900
     with running(settings, SlackSide(slack_fake)) as started:
         yield started
@@ -70,7 +71,9 @@ def _times_out_after(chat: Checkpointed, seconds: int, source: str) -> None:
 def test_environment_default_applies_when_nothing_else_is_set(
     db_url: str, tmp_path: Path, slack_fake: SlackFake
 ) -> None:
-    settings = engine_settings(db_url, tmp_path, chat_api_url=slack_fake.api_url, checkpoint_timeout_seconds=5)
+    settings = engine_settings(
+        db_url, tmp_path, vendor_urls=vendor_urls(slack=slack_fake.api_url), checkpoint_timeout_seconds=5
+    )
     with running(settings, SlackSide(slack_fake)) as chat:
         chat.use_playbook(SIGN_IN_TYPE, _ask_then_analyze())
         _times_out_after(chat, 5, "environment")

@@ -13,8 +13,8 @@ from vigil.ai.errors import UnsupportedModelError
 from vigil.ai.investigator import AiCalls, Drafted, Investigator
 from vigil.ai.llm.config import Limits, ModelChoice
 from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
+from vigil.core.entities import Entities
 from vigil.integrations.bridge import AsyncBridge
-from vigil.investigations.entities import Entities
 
 
 def is_builtin(model: str) -> bool:

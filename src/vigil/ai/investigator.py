@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
 from vigil.ai.transcript import Exchange
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 from vigil.playbooks.schemas import PlaybookDefinition
 
 

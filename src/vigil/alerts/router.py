@@ -23,7 +23,7 @@ from vigil.alerts.schemas import (
 )
 from vigil.errors import ValidationFailed
 from vigil.input_types import EpochSeconds, Text
-from vigil.investigations import service as investigations
+from vigil.investigations import flows
 from vigil.metrics import ALERTS_INGESTED, INTAKE_REJECTED
 from vigil.web.deps import DbDep, EngineDep, IntakeDep, PrincipalDep
 from vigil.web.openapi import ERROR_RESPONSES
@@ -122,19 +122,9 @@ def get_alert(alert_ref: Text, db: DbDep, principal: PrincipalDep) -> AlertDetai
 def set_alert_type(
     alert_ref: Text, payload: AlertTypeUpdate, db: DbDep, principal: PrincipalDep, engine: EngineDep
 ) -> AlertOut:
-    with db.write() as session:
-        alert = service.set_alert_type(session, principal, alert_ref, payload.alert_type, actor=principal.actor)
-        out = AlertOut.model_validate(alert)
-    if engine is not None:
-        engine.enqueue(out.alert_uuid, out.investigation_retry_count)
-    return out
+    return AlertOut.model_validate(flows.set_alert_type(db, engine, principal, alert_ref, payload.alert_type))
 
 
 @router.post("/{alert_ref}/retry", summary="Re-run a Failed investigation (retry count + 1)")
 def retry_alert(alert_ref: Text, db: DbDep, principal: PrincipalDep, engine: EngineDep) -> AlertOut:
-    with db.write() as session:
-        alert, attempt = investigations.request_retry(session, principal, alert_ref)
-        out = AlertOut.model_validate(alert)
-    if engine is not None:
-        engine.enqueue(out.alert_uuid, attempt)
-    return out
+    return AlertOut.model_validate(flows.retry_investigation(db, engine, principal, alert_ref))

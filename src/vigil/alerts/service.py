@@ -7,7 +7,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
 from sqlalchemy import Select, insert, select, update
 from sqlalchemy.orm import Session
 
@@ -19,11 +18,8 @@ from vigil.auth.scope import code_of, get_scoped, scoped
 from vigil.db.base import epoch_now
 from vigil.db.pagination import decode_cursor, encode_cursor, newest_first_page
 from vigil.errors import Conflict, NotFound, ValidationFailed
-from vigil.investigations.entities import Entities, extract_entities
-from vigil.investigations.models import InvestigationAttempt, InvestigationStep
+from vigil.orgs import service as orgs_service
 from vigil.orgs.service import organization_for
-from vigil.playbooks.models import Playbook
-from vigil.playbooks.service import serving_playbooks
 
 
 def list_alerts(
@@ -88,26 +84,6 @@ def alerts_by_uuid(session: Session, principal: Principal, alert_uuids: Collecti
     return list(session.scalars(query.order_by(Alert.id.desc())))
 
 
-def investigator_links(session: Session, alerts: Sequence[Alert]) -> dict[uuid.UUID, uuid.UUID]:
-    """alert_uuid → playbook_uuid of the investigator playbook serving the alert's type (its own or a shared one)."""
-    typed = [a for a in alerts if a.alert_type is not None and a.investigator is not None]
-    if not typed:
-        return {}
-    by_key = serving_playbooks(session, {a.organization_uuid for a in typed}, {a.alert_type or "" for a in typed})
-    links: dict[uuid.UUID, uuid.UUID] = {}
-    for alert in typed:
-        playbook_uuid = by_key.get((alert.organization_uuid, alert.alert_provider, alert.alert_type or ""))
-        if playbook_uuid is not None:
-            links[alert.alert_uuid] = playbook_uuid
-    return links
-
-
-def known_alert_types(session: Session, principal: Principal, limit: int = 500) -> list[str]:
-    """Alert types that have an investigator in the principal's organizations (suggestions for a filter)."""
-    query = select(Playbook.alert_type).distinct().order_by(Playbook.alert_type).limit(limit)
-    return list(session.scalars(scoped(query, principal)))
-
-
 def get_alert(session: Session, principal: Principal, reference: str) -> Alert:
     """Look up by alert_uuid or alert_id; another tenant's alert is not found (an alert_id naming an
     organization outside the principal's list is SPEC §2's 403), never data."""
@@ -127,59 +103,9 @@ def alert_timeline(session: Session, alert: Alert) -> list[AlertEvent]:
     )
 
 
-@dataclass(frozen=True)
-class AttemptRecord:
-    """One investigation attempt of an alert with the steps it recorded, in playbook order."""
-
-    attempt: InvestigationAttempt
-    steps: list[InvestigationStep]
-
-
-@dataclass(frozen=True)
-class AlertInvestigation:
-    """Everything the alert detail shows about its investigation."""
-
-    attempts: list[AttemptRecord]  # newest first
-    entities: Entities
-    entities_from_investigation: bool  # False: extracted now from the content (never investigated yet)
-    playbook_uuid: uuid.UUID | None
-
-
-def alert_investigation(session: Session, alert: Alert) -> AlertInvestigation:
-    attempts = list(
-        session.scalars(
-            select(InvestigationAttempt)
-            .where(InvestigationAttempt.alert_uuid == alert.alert_uuid)
-            .order_by(InvestigationAttempt.attempt.desc())
-        )
-    )
-    steps: dict[int, list[InvestigationStep]] = {}
-    for step in session.scalars(
-        select(InvestigationStep)
-        .where(InvestigationStep.alert_uuid == alert.alert_uuid)
-        .order_by(InvestigationStep.attempt, InvestigationStep.position)
-    ):
-        steps.setdefault(step.attempt, []).append(step)
-    records = [AttemptRecord(attempt=a, steps=steps.get(a.attempt, [])) for a in attempts]
-    stored = next((a.entities for a in attempts if a.entities and a.entities != "{}"), None)
-    entities = _stored_entities(stored) if stored is not None else None
-    playbook_uuid = next((a.playbook_uuid for a in attempts if a.playbook_uuid is not None), None)
-    if playbook_uuid is None:
-        playbook_uuid = investigator_links(session, [alert]).get(alert.alert_uuid)
-    return AlertInvestigation(
-        attempts=records,
-        entities=entities if entities is not None else extract_entities(alert.alert_content),
-        entities_from_investigation=entities is not None,
-        playbook_uuid=playbook_uuid,
-    )
-
-
 def set_alert_type(session: Session, principal: Principal, alert_ref: str, alert_type: str, *, actor: str) -> Alert:
-    """Give an untyped alert its type and move it Created → Submitted (SPEC §4).
-
-    The caller enqueues the investigation after the commit, as a retry does; if the process dies first,
-    the engine's orphan recovery finds the Submitted alert without a workflow and enqueues it.
-    """
+    """Give an untyped alert its type and move it Created → Submitted (SPEC §4); `investigations.flows` commits
+    this, then enqueues the investigation."""
     value = alert_type.strip()
     if not 1 <= len(value) <= MAX_ALERT_TYPE_LENGTH:
         raise ValidationFailed(
@@ -208,13 +134,6 @@ def set_alert_type(session: Session, principal: Principal, alert_ref: str, alert
             code="alert_not_created",
         )
     return changed
-
-
-def _stored_entities(text: str) -> Entities | None:
-    try:
-        return Entities.model_validate_json(text)
-    except ValidationError:
-        return None
 
 
 def _scope_to_principal(
@@ -326,3 +245,19 @@ def _status_event(
         "to_status": int(to),
         "message": message or f"{previous.label} → {to.label}",
     }
+
+
+def delete_provider(session: Session, slug: str) -> None:
+    """Remove an added provider nobody has used; built-ins and providers with alerts can only be disabled."""
+    provider = orgs_service.get_provider(session, slug)
+    if provider.built_in:
+        raise Conflict(
+            f"{provider.alert_provider} is built in; disable it instead of deleting it.", code="provider_built_in"
+        )
+    if session.scalar(select(Alert.alert_uuid).where(Alert.alert_provider == provider.alert_provider).limit(1)):
+        raise Conflict(
+            f"{provider.alert_provider} has alerts, so it cannot be deleted; disable it instead.",
+            code="provider_in_use",
+        )
+    session.delete(provider)
+    session.flush()

@@ -9,7 +9,6 @@ from fastapi import APIRouter, Header, Query, Response
 from sqlalchemy.orm import Session
 
 from vigil.cases import service
-from vigil.cases.ai_trail import case_ai_trail
 from vigil.cases.constants import CaseDisposition, CaseSeverity, CaseStatus
 from vigil.cases.models import Case
 from vigil.cases.schemas import (
@@ -23,6 +22,8 @@ from vigil.cases.schemas import (
     EvidenceOut,
 )
 from vigil.input_types import Text
+from vigil.investigations import service as investigations_service
+from vigil.investigations.ai_trail import case_ai_trail
 from vigil.web.deps import DbDep, PrincipalDep
 from vigil.web.openapi import ERROR_RESPONSES
 
@@ -37,7 +38,7 @@ CHANGE_RESPONSES: dict[int | str, dict[str, str]] = {
 def _detail(session: Session, case: Case) -> CaseDetail:
     return CaseDetail(
         **CaseOut.model_validate(case).model_dump(),
-        evidence=[EvidenceOut.model_validate(s) for s in service.case_evidence(session, case)],
+        evidence=[EvidenceOut.model_validate(s) for s in investigations_service.case_evidence(session, case)],
         timeline=[CaseEventOut.model_validate(e) for e in service.case_timeline(session, case)],
         comments=[CaseCommentOut.model_validate(c) for c in service.case_comments(session, case)],
         ai=case_ai_trail(session, case),

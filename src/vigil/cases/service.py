@@ -22,7 +22,6 @@ from vigil.db.base import epoch_now
 from vigil.db.pagination import newest_first_page
 from vigil.db.upsert import increment_counter
 from vigil.errors import Conflict, NotFound, ValidationFailed
-from vigil.investigations.models import InvestigationStep
 from vigil.users.models import ConsoleUser, UserOrganization
 from vigil.users.schemas import Role
 
@@ -160,17 +159,6 @@ def get_case(session: Session, principal: Principal, case_ref: str) -> Case:
         named_code = code_of(case_ref)
     missing = NotFound(f"No case {case_ref}.", code="case_not_found")
     return get_scoped(session, select(Case).where(condition), principal, missing, named_code=named_code)
-
-
-def case_evidence(session: Session, case: Case) -> list[InvestigationStep]:
-    """The recorded steps of the attempt that produced (or last refreshed) the case."""
-    return list(
-        session.scalars(
-            select(InvestigationStep)
-            .where(InvestigationStep.alert_uuid == case.alert_uuid, InvestigationStep.attempt == case.attempt)
-            .order_by(InvestigationStep.position)
-        )
-    )
 
 
 def case_timeline(session: Session, case: Case) -> list[CaseEvent]:

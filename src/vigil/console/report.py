@@ -14,12 +14,12 @@ from sqlalchemy.orm import Session
 from vigil.ai.schemas import Citation
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
-from vigil.alerts.service import AlertInvestigation
 from vigil.auth.schemas import Principal
 from vigil.cases import service as cases_service
 from vigil.console.rendering import pretty_json
 from vigil.investigations.models import InvestigationAttempt
 from vigil.investigations.related import RELATED_SKILL_ID
+from vigil.investigations.service import AlertInvestigation
 
 #: Investigation statuses as a reader names them (the list keeps the seed's spelling, e.g. "Inprogress").
 STATUS_NAMES = {

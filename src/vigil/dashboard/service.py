@@ -19,11 +19,11 @@ from sqlalchemy.orm import Session
 
 from vigil.ai.schemas import Severity, Verdict
 from vigil.alerts.constants import InvestigationStatus
-from vigil.alerts.models import Alert
+from vigil.alerts.models import Alert, AlertCounter
 from vigil.auth.schemas import Principal
 from vigil.auth.scope import scoped
 from vigil.cases.constants import CaseStatus
-from vigil.cases.models import Case, CaseEvent
+from vigil.cases.models import Case, CaseCounter, CaseEvent
 from vigil.dashboard.schemas import (
     NOT_INVESTIGATED,
     Automation,
@@ -34,7 +34,10 @@ from vigil.dashboard.schemas import (
     Ranked,
     Series,
 )
+from vigil.integrations.models import Connection
 from vigil.investigations.models import InvestigationAttempt
+from vigil.orgs import service as orgs_service
+from vigil.orgs.schemas import OrganizationSummary
 from vigil.orgs.service import organization_for
 
 DAY = 86_400
@@ -247,3 +250,33 @@ def _closed() -> ColumnElement[bool]:
 
 def _mean(count: int, total_seconds: int, of: int) -> MeanTime:
     return MeanTime(count=count, of=of, mean_seconds=total_seconds / count if count else None)
+
+
+def organization_overview(session: Session) -> list[OrganizationSummary]:
+    """Every organization with its alert, case and connection counts.
+
+    Alert and case numbers are gap-free per-organization counters, so their sums are the totals without
+    scanning the alerts table.
+    """
+    alert_totals = select(AlertCounter.organization_uuid, func.sum(AlertCounter.last_value)).group_by(
+        AlertCounter.organization_uuid
+    )
+    alerts = {org: total for org, total in session.execute(alert_totals)}
+    cases = {
+        org: total for org, total in session.execute(select(CaseCounter.organization_uuid, CaseCounter.last_value))
+    }
+    connection_counts = select(Connection.organization_uuid, func.count()).group_by(Connection.organization_uuid)
+    connections = {org: total for org, total in session.execute(connection_counts)}
+    return [
+        OrganizationSummary(
+            organization_uuid=o.organization_uuid,
+            organization_code=o.organization_code,
+            name=o.name,
+            created_at=o.created_at,
+            modified_at=o.modified_at,
+            alerts=int(alerts.get(o.organization_uuid) or 0),
+            cases=int(cases.get(o.organization_uuid) or 0),
+            connections=int(connections.get(o.organization_uuid) or 0),
+        )
+        for o in orgs_service.list_organizations(session)
+    ]

@@ -104,6 +104,7 @@ def catalog_json() -> list[dict[str, Any]]:
             "name": integration.name,
             "description": integration.description,
             "auth_method_field": integration.auth_method_field,
+            "base_urls": {url.key: url.default for url in integration.base_urls},
             "fields": [field_json(f) for f in integration.fields],
             "skills": [skill_json(s) for s in integration.skills],
         }

@@ -39,6 +39,7 @@ __all__ = [
     "UnknownSkillError",
     "VendorRecord",
     "VendorStrEnum",
+    "VendorUrl",
     "optional",
     "registered_skills",
     "skill",
@@ -103,13 +104,23 @@ class ConnectionField:
 
 
 @dataclass(frozen=True)
-class Endpoints:
-    """Vendor base URLs; defaults are the public hosts, overridden by settings (and by tests, to loopback fakes)."""
+class VendorUrl:
+    """A base URL an integration calls, declared in the vendor's folder: `<integration id>.<name>` and its public
+    default, so a vendor's hosts are written in one place."""
 
-    mde_auth_url: str = "https://login.microsoftonline.com"
-    mde_api_url: str = "https://api.securitycenter.microsoft.com"
-    edge_api_url: str = "https://api.cloudflare.com"
-    chat_api_url: str = "https://slack.com/api"
+    key: str
+    default: str
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """The operator's overrides of vendor base URLs (`VIGIL_VENDOR_URLS`, keyed by `VendorUrl.key`): a regional
+    or proxied API, or a loopback fake in tests. Everything not overridden is the vendor's declared default."""
+
+    overrides: Mapping[str, str] = field(default_factory=dict)
+
+    def url(self, vendor_url: VendorUrl) -> str:
+        return self.overrides.get(vendor_url.key, vendor_url.default).rstrip("/")
 
 
 @dataclass
@@ -264,6 +275,8 @@ class Integration:
     fields: tuple[ConnectionField, ...]
     test: ConnectionTest
     auth_method_field: str | None = None
+    #: Base URLs of the vendor's API (none when the connection's own fields say where the API is).
+    base_urls: tuple[VendorUrl, ...] = ()
     chat: ChatProvider | None = None
     """Set when the integration can ask people questions (Chat Checkpoints): the engine finds it by this."""
 

@@ -2,7 +2,7 @@
 backoff honouring ``Retry-After``, per-key rate limiting and a token cache, so vendor clients only describe requests
 and map errors.
 
-Secrets travel in headers, bodies and (for Slack webhooks) URL paths, so this module logs only method, host and
+Secrets travel in headers, bodies and (for webhook URLs) URL paths, so this module logs only method, host and
 status, never URLs, headers or bodies; the credentials it sends are taught to the call's ``Redactor``.
 """
 
@@ -50,7 +50,7 @@ logger = logging.getLogger("vigil.integrations.http")
 
 
 class _RedactUrls(logging.Filter):
-    """httpx logs every request's full URL at INFO; Slack webhook URLs carry their secret in the path and other
+    """httpx logs every request's full URL at INFO; webhook URLs carry their secret in the path and other
     vendors may carry tokens in query strings, so only scheme, host and port survive."""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -88,7 +88,7 @@ class RateLimit:
     """A vendor's request budget: ``rate`` requests per second sustained, ``burst`` back-to-back when idle.
 
     ``rate`` is also a hard ceiling over any rolling second (plus ``guard`` seconds of slack for network jitter),
-    because vendors such as Push Security count requests per second, not per token bucket.
+    because some vendors count requests per second, not per token bucket.
     """
 
     rate: float

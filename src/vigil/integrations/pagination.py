@@ -1,5 +1,5 @@
-"""Pagination shared by vendor clients: OData ``@odata.nextLink`` (Defender) and page/per_page with
-``result_info`` (Cloudflare), so skills never hand-roll page loops."""
+"""Pagination shared by vendor clients: OData ``@odata.nextLink`` and page/per_page with ``result_info``, so
+skills never hand-roll page loops."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A vendor may echo the credential it was sent (in an error message, a redirect, a record it returns). The redactor
 knows every secret value of the connection in use, the credentials the HTTP layer actually sent (including bearer
-tokens the vendor issued, such as Defender's access token) and their obvious encodings, and replaces each with
+tokens the vendor issued, such as an OAuth access token) and their obvious encodings, and replaces each with
 ``[redacted]`` wherever vendor text leaves the integrations layer.
 """
 
@@ -52,7 +52,7 @@ class Redactor:
         if len(text) < MIN_SECRET_LENGTH:
             return
         found = _variants(text)
-        if "://" in text:  # a secret URL (Slack webhook): its path is the secret part and may be echoed alone
+        if "://" in text:  # a secret URL (a webhook URL): its path is the secret part and may be echoed alone
             path = text.split("://", 1)[1].partition("/")[2]
             found |= _variants("/" + path) if len(path) >= MIN_SECRET_LENGTH else set()
         with self._lock:

@@ -23,11 +23,11 @@ class ConnectionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     organization_code: Text = Field(description="Organization the connection belongs to, e.g. ACME.")
-    integration_id: Text = Field(description="Integration id from GET /serviceapi/integrations, e.g. cloudflare.")
+    integration_id: Text = Field(description="Integration id, as GET /serviceapi/integrations lists them.")
     name: Text = Field(min_length=1, max_length=NAME_MAX_LENGTH, description="Instance name, unique per organization.")
     description: Text = Field(default="", max_length=DESCRIPTION_MAX_LENGTH)
     auth_method: Text | None = Field(
-        default=None, description="For integrations with several methods (Cloudflare: api_token or global_key)."
+        default=None, description="For integrations with several auth methods: one of its `auth_methods`."
     )
     fields: dict[Text, Text] = Field(
         default_factory=dict, description="Connection field values by field name (see the integration's fields)."
@@ -93,7 +93,8 @@ class ConnectionTestOut(BaseModel):
 
 class IntegrationCatalog(BaseModel):
     integrations: list[dict[str, Any]] = Field(
-        description="Every integration: id, name, description, fields and skills with input/output JSON schemas."
+        description="Every integration: id, name, description, fields, base URLs (`VIGIL_VENDOR_URLS` keys and "
+        "defaults) and skills with input/output JSON schemas."
     )
 
 

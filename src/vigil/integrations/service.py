@@ -74,12 +74,14 @@ class ConnectionMissing(IntegrationError):
 
 
 def endpoints_from_settings(settings: Settings) -> Endpoints:
-    return Endpoints(
-        mde_auth_url=settings.mde_auth_url,
-        mde_api_url=settings.mde_api_url,
-        edge_api_url=settings.edge_api_url,
-        chat_api_url=settings.chat_api_url,
-    )
+    """The configured vendor base URLs; a key no integration declares is refused at start, not silently unused."""
+    declared = {url.key for integration in all_integrations() for url in integration.base_urls}
+    unknown = sorted(set(settings.vendor_urls) - declared)
+    if unknown:
+        raise ValueError(
+            f"VIGIL_VENDOR_URLS names unknown base URLs {', '.join(unknown)}; known: {', '.join(sorted(declared))}."
+        )
+    return Endpoints(dict(settings.vendor_urls))
 
 
 # --- validation ----------------------------------------------------------------------------------------------

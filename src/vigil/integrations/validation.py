@@ -1,5 +1,5 @@
 """Connection field values: merge an update over stored values and validate them against the integration's
-declared fields (``ConnectionField.problem``), including Cloudflare's choice of auth method, the outbound-URL
+declared fields (``ConnectionField.problem``), including an integration's choice of auth method, the outbound-URL
 policy for URL/host fields, and the rule that a new destination needs its secrets entered again."""
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def _require_secrets_for_new_destination(
     """Changing where requests go without typing the secrets again would send the stored ones to the new host
     (a way to exfiltrate them), so, as GitHub and Grafana do, every secret must be re-entered with the change.
 
-    A secret URL (Slack's webhook) carries its own credential: entering a new one is re-entering it.
+    A secret URL (a webhook URL) carries its own credential: entering a new one is re-entering it.
     """
     declared = {f.name: f for f in integration.fields}
 

@@ -20,34 +20,29 @@ import time
 import uuid
 
 from dbos import DBOS, DBOSConfig
-from sqlalchemy import select
 
 from vigil import __version__
 from vigil.ai.factory import Investigators
 from vigil.ai.llm.config import Limits
-from vigil.alerts.constants import InvestigationStatus
-from vigil.alerts.models import Alert
-from vigil.alerts.service import transition_many
+from vigil.ai.organization_model import choice_for, service_choice
 from vigil.db.session import Database
 from vigil.integrations.bridge import AsyncBridge
 from vigil.integrations.secrets import SecretBox
+from vigil.investigations import dbos_adapter, flows
 from vigil.investigations.executors import ExecutorRegistry
 from vigil.investigations.recovery import recover_stranded
-from vigil.investigations.service import ENGINE_ACTOR, QUEUED_MESSAGE
 from vigil.investigations.steps import ConnectionResolver, StepPolicy, StepRunner, playbook_skill_inputs
 from vigil.investigations.workflow import (
     CHECKPOINT_SLICE_SECONDS,
     QUEUE_NAME,
+    QUEUE_NOW,
     WAITING_AT_CHECKPOINTS,
     EngineRuntime,
-    enqueue_attempt,
     install_runtime,
 )
-from vigil.orgs.ai_model import choice_for, service_choice
 from vigil.settings import Settings
 
 logger = logging.getLogger("vigil.engine")
-SUBMIT_BATCH = 200
 IDLE_SCAN_SECONDS = 2.0
 ORPHAN_SCAN_SECONDS = 60.0
 #: The loops notice a stop between two database operations; a thread stuck in one (a frozen database) is a daemon
@@ -147,10 +142,8 @@ class Engine:
         self._wake.set()
 
     def enqueue(self, alert_uuid: uuid.UUID, attempt: int) -> None:
-        """Hand an attempt a request has committed as Submitted (a retry, a type set later) to the submitter thread
-        and return. DBOS retries without a deadline while its database is away, and a request must not wait on
-        that; a crash before the hand-off is done leaves the alert Submitted without a workflow, which the orphan
-        scan enqueues."""
+        """`flows.Enqueuer` for requests: hand the committed attempt to the submitter thread and return (why, and
+        what a crash before the hand-off is done leaves: `flows`)."""
         self._handoffs.put((alert_uuid, attempt))
         self._wake.set()
 
@@ -161,7 +154,7 @@ class Engine:
             except queue.Empty:
                 return
             try:
-                enqueue_attempt(alert_uuid, attempt)
+                QUEUE_NOW.enqueue(alert_uuid, attempt)
             except Exception:
                 self._handoffs.put((alert_uuid, attempt))  # kept for the next turn of the loop
                 raise
@@ -170,34 +163,7 @@ class Engine:
 
     def submit_pending(self) -> int:
         """Enqueue Created alerts that have a type, then mark them Submitted; returns how many."""
-        total = 0
-        while not self._stop.is_set():
-            with self.db.read() as session:
-                rows = session.execute(
-                    select(Alert.alert_uuid, Alert.investigation_retry_count)
-                    .where(Alert.investigation_status == InvestigationStatus.CREATED, Alert.alert_type.is_not(None))
-                    .order_by(Alert.id)
-                    .limit(SUBMIT_BATCH)
-                ).all()
-            if not rows:
-                return total
-            enqueued = []
-            for alert_uuid, attempt in rows:
-                if self._stop.is_set():
-                    break  # a stop must not wait for a batch; the rest stay Created for the next start
-                enqueue_attempt(alert_uuid, attempt)
-                enqueued.append(alert_uuid)
-            with self.db.write() as session:
-                transition_many(
-                    session,
-                    enqueued,
-                    from_status=InvestigationStatus.CREATED,
-                    to=InvestigationStatus.SUBMITTED,
-                    actor=ENGINE_ACTOR,
-                    message=QUEUED_MESSAGE,
-                )
-            total += len(enqueued)
-        return total
+        return flows.submit_created(self.db, QUEUE_NOW, self._stop.is_set)
 
     def recover_orphans(self) -> int:
         """Set going again the investigations no workflow would finish by itself; returns how many."""
@@ -227,8 +193,8 @@ class Engine:
         workflows for whichever live engine dequeues them."""
         claimed = self.registry.claim_ended()
         for executor_id in claimed:
-            handles = DBOS._recover_pending_workflows([executor_id])
-            logger.warning("took over %s workflows of ended executor %s", len(handles), executor_id)
+            taken = dbos_adapter.recover_pending_workflows(executor_id)
+            logger.warning("took over %s workflows of ended executor %s", taken, executor_id)
         return claimed
 
     def _heartbeat_loop(self) -> None:

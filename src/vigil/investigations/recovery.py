@@ -21,19 +21,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dbos import DBOS
-from dbos._error import DBOSException
+from dbos import error as dbos_errors
 from sqlalchemy import select
 
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.db.session import Database
-from vigil.investigations import service
+from vigil.investigations import dbos_adapter, flows, service
 from vigil.investigations.models import WorkerHeartbeat
-from vigil.investigations.workflow import EngineStopped, enqueue_attempt
+from vigil.investigations.workflow import QUEUE_NOW, EngineStopped
 
 logger = logging.getLogger("vigil.engine")
 SCAN_BATCH = 200
-RECOVERY_ACTOR = "vigil:recovery"
 #: DBOS states in which a workflow will never run again on its own.
 ENDED_WITHOUT_OUTCOME = frozenset({"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 
@@ -67,8 +66,8 @@ def recover_stranded(db: Database, max_auto_retries: int, stopping: Callable[[],
         last_id = rows[-1][0]
         _recover_batch(db, {service.workflow_id_for(u, a): (u, a) for _, u, a in rows}, max_auto_retries, recovered)
     for executor_id in recovered.executors:
-        handles = DBOS._recover_pending_workflows([executor_id])
-        logger.warning("resumed %s workflows of executor %s, which has no heartbeat", len(handles), executor_id)
+        resumed = dbos_adapter.recover_pending_workflows(executor_id)
+        logger.warning("resumed %s workflows of executor %s, which has no heartbeat", resumed, executor_id)
     if recovered.enqueued or recovered.resumed or recovered.restarted:
         logger.warning(
             "re-enqueued %s investigations that had no workflow; resumed %s stopped under their engine; gave %s a "
@@ -93,22 +92,25 @@ def _recover_batch(
         live = set(session.scalars(select(WorkerHeartbeat.executor_id)))
     for workflow_id, (alert_uuid, attempt) in attempts.items():
         status = statuses.get(workflow_id)
-        if status is None:
-            enqueue_attempt(alert_uuid, attempt)
+        fresh_because: str | None = None
+        if status is None:  # a crash between commit and enqueue (see flows)
+            QUEUE_NOW.enqueue(alert_uuid, attempt)
             recovered.enqueued += 1
         elif workflow_id in stopped:
             DBOS.resume_workflow(workflow_id)
             recovered.resumed += 1
         elif status.status in ENDED_WITHOUT_OUTCOME:
-            reason = f"its workflow ended as {status.status} (e.g. recorded steps this version does not take)"
-            recovered.restarted += restart(db, alert_uuid, attempt, reason, max_auto_retries)
+            fresh_because = f"its workflow ended as {status.status} (e.g. recorded steps this version does not take)"
         elif status.status == "PENDING" and status.executor_id not in live and status.executor_id is not None:
             if status.app_version == DBOS.application_version:
                 recovered.executors.add(status.executor_id)
             else:
                 DBOS.cancel_workflow(workflow_id)
-                reason = f"it was left running by version {status.app_version}, which this version cannot resume"
-                recovered.restarted += restart(db, alert_uuid, attempt, reason, max_auto_retries)
+                fresh_because = f"it was left running by version {status.app_version}, which this version cannot resume"
+        if fresh_because is not None:
+            recovered.restarted += flows.restart_attempt(
+                db, QUEUE_NOW, alert_uuid, attempt, fresh_because, max_auto_retries
+            )
 
 
 def _stopped_under_their_engine(workflow_ids: list[str]) -> set[str]:
@@ -121,28 +123,5 @@ def _stopped_under_their_engine(workflow_ids: list[str]) -> set[str]:
         status.workflow_id
         for status in errored
         if isinstance(status.error, EngineStopped)
-        or (isinstance(status.error, DBOSException) and "launched" in str(status.error))
+        or (isinstance(status.error, dbos_errors.DBOSException) and "launched" in str(status.error))
     }
-
-
-def restart(db: Database, alert_uuid: uuid.UUID, attempt: int, reason: str, max_auto_retries: int) -> int:
-    """Fail the attempt and submit a fresh one (within the automatic re-run budget); 1 if it was re-submitted.
-
-    The alert row is locked and its attempt checked first, so two engines scanning at once change it once."""
-    with db.write() as session:
-        current = session.scalar(
-            select(Alert.investigation_retry_count).where(Alert.alert_uuid == alert_uuid).with_for_update()
-        )
-        if current != attempt:  # another engine already moved it on
-            return 0
-        if not service.fail(session, alert_uuid, attempt, f"Could not resume the investigation: {reason}"):
-            return 0
-        if attempt >= max_auto_retries:
-            return 0
-        next_attempt = service.resubmit(
-            session, alert_uuid, actor=RECOVERY_ACTOR, reason="Fresh attempt: the previous one could not be resumed"
-        )
-    if next_attempt is None:
-        return 0
-    enqueue_attempt(alert_uuid, next_attempt)  # a crash before this leaves it Submitted without workflow: see above
-    return 1

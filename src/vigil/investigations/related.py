@@ -25,8 +25,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert
+from vigil.core.entities import Entities, EntityKind, extract_entities, is_public_ip
 from vigil.db.base import epoch_now
-from vigil.investigations.entities import Entities, EntityKind, extract_entities, is_public_ip
 
 RELATED_SKILL_ID = "Look up related alerts"
 WINDOW_SECONDS = 30 * 86400

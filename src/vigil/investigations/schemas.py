@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from vigil.ai.schemas import AlertFacts, Analysis, EvidenceStatus
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 from vigil.playbooks.schemas import PlaybookDefinition
 
 

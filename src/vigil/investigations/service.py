@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import dataclass
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
@@ -15,17 +16,18 @@ from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.alerts.service import get_alert, transition
 from vigil.auth.schemas import Principal
+from vigil.cases.models import Case
 from vigil.cases.service import open_case_for_alert
+from vigil.core.entities import Entities, extract_entities
 from vigil.db.base import epoch_now
 from vigil.db.upsert import dialect_insert
 from vigil.errors import Conflict
-from vigil.investigations.entities import Entities, extract_entities
 from vigil.investigations.models import AiExchange, InvestigationAttempt, InvestigationStep
 from vigil.investigations.schemas import InvestigationPlan, StepRecord
 from vigil.metrics import AiUsage
 from vigil.orgs.models import Organization
 from vigil.playbooks.schemas import PlaybookDefinition
-from vigil.playbooks.service import PlaybookRef, find_existing, find_or_create
+from vigil.playbooks.service import PlaybookRef, find_existing, find_or_create, investigator_links
 
 ENGINE_ACTOR = "vigil:engine"
 QUEUED_MESSAGE = "Queued for investigation"
@@ -440,3 +442,68 @@ def ai_usage(session: Session) -> tuple[list[AiUsage], list[tuple[str, str, int]
         select(attempts.c.code, attempts.c.model, func.count()).group_by(attempts.c.code, attempts.c.model)
     ).all()
     return usage, [(r[0], r[1], int(r[2])) for r in counted]
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One investigation attempt of an alert with the steps it recorded, in playbook order."""
+
+    attempt: InvestigationAttempt
+    steps: list[InvestigationStep]
+
+
+@dataclass(frozen=True)
+class AlertInvestigation:
+    """Everything the alert detail shows about its investigation."""
+
+    attempts: list[AttemptRecord]  # newest first
+    entities: Entities
+    entities_from_investigation: bool  # False: extracted now from the content (never investigated yet)
+    playbook_uuid: uuid.UUID | None
+
+
+def alert_investigation(session: Session, alert: Alert) -> AlertInvestigation:
+    attempts = list(
+        session.scalars(
+            select(InvestigationAttempt)
+            .where(InvestigationAttempt.alert_uuid == alert.alert_uuid)
+            .order_by(InvestigationAttempt.attempt.desc())
+        )
+    )
+    steps: dict[int, list[InvestigationStep]] = {}
+    for step in session.scalars(
+        select(InvestigationStep)
+        .where(InvestigationStep.alert_uuid == alert.alert_uuid)
+        .order_by(InvestigationStep.attempt, InvestigationStep.position)
+    ):
+        steps.setdefault(step.attempt, []).append(step)
+    records = [AttemptRecord(attempt=a, steps=steps.get(a.attempt, [])) for a in attempts]
+    stored = next((a.entities for a in attempts if a.entities and a.entities != "{}"), None)
+    entities = _stored_entities(stored) if stored is not None else None
+    playbook_uuid = next((a.playbook_uuid for a in attempts if a.playbook_uuid is not None), None)
+    if playbook_uuid is None:
+        playbook_uuid = investigator_links(session, [alert]).get(alert.alert_uuid)
+    return AlertInvestigation(
+        attempts=records,
+        entities=entities if entities is not None else extract_entities(alert.alert_content),
+        entities_from_investigation=entities is not None,
+        playbook_uuid=playbook_uuid,
+    )
+
+
+def _stored_entities(text: str) -> Entities | None:
+    try:
+        return Entities.model_validate_json(text)
+    except ValidationError:
+        return None
+
+
+def case_evidence(session: Session, case: Case) -> list[InvestigationStep]:
+    """The recorded steps of the attempt that produced (or last refreshed) the case."""
+    return list(
+        session.scalars(
+            select(InvestigationStep)
+            .where(InvestigationStep.alert_uuid == case.alert_uuid, InvestigationStep.attempt == case.attempt)
+            .order_by(InvestigationStep.position)
+        )
+    )

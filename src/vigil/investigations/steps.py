@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from vigil.ai.schemas import EvidenceStatus
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
+from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 from vigil.integrations.bridge import AsyncBridge
 from vigil.integrations.catalog import all_skills, chat_provider, get_integration, get_skill
 from vigil.integrations.chat import (
@@ -35,8 +36,6 @@ from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, StepR
 from vigil.investigations.service import organization_of
 from vigil.investigations.templates import TemplateRenderError, render_inputs
 from vigil.playbooks.schemas import (
-    MAX_CHECKPOINT_TIMEOUT_SECONDS,
-    MIN_CHECKPOINT_TIMEOUT_SECONDS,
     CheckpointStep,
     OnError,
     PlaybookStep,

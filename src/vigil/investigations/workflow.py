@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
-from dbos._error import DBOSException  # not re-exported by dbos; the base of its own errors
+from dbos import error as dbos_errors
 from pydantic import BaseModel, TypeAdapter
 from sqlalchemy.orm import Session
 
@@ -29,7 +29,7 @@ from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.errors import VigilError
 from vigil.integrations.catalog import all_skills, chat_integration_ids
-from vigil.investigations import checkpoints, service
+from vigil.investigations import checkpoints, flows, service
 from vigil.investigations.checkpoints import CHECKPOINT_TOPIC
 from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, Progress, StepRecord
 from vigil.investigations.steps import INTERNAL_SKILL_PURPOSES, NO_INPUTS, StepRunner, as_checkpoint
@@ -169,7 +169,7 @@ def _guarded(alert_uuid_text: str, attempt: int, body: Callable[[], str | None])
     except service.AlertGone:
         logger.warning("alert %s disappeared during its investigation", alert_uuid_text)
         return None
-    except (DBOSException, EngineStopped):
+    except (dbos_errors.DBOSException, EngineStopped):
         # The engine is shutting down under this workflow (e.g. while it waits at a checkpoint or between two
         # steps): it is not failed, DBOS resumes it on the next start or on another worker.
         raise
@@ -485,15 +485,23 @@ def _fail_and_maybe_retry(alert_uuid: uuid.UUID, attempt: int, reason: str, tran
     if not transient or attempt >= rt.max_auto_retries:
         return
     DBOS.sleep(rt.retry_backoff_seconds * (2**attempt))
-    next_attempt = _resubmit(str(alert_uuid), f"Automatic re-run after a transient failure: {reason}")
-    if next_attempt is not None:
-        enqueue_attempt(alert_uuid, next_attempt)
+    flows.rerun_after_transient_failure(
+        QUEUE_NOW,
+        alert_uuid,
+        lambda: _resubmit(str(alert_uuid), f"Automatic re-run after a transient failure: {reason}"),
+    )
 
 
-def enqueue_attempt(alert_uuid: uuid.UUID, attempt: int) -> None:
-    """Idempotent: the workflow id is derived from the alert and attempt, so a second enqueue is a no-op."""
-    with SetWorkflowID(service.workflow_id_for(alert_uuid, attempt)):
-        DBOS.enqueue_workflow(QUEUE_NAME, investigate, str(alert_uuid), attempt)
+class _QueueNow:
+    """Enqueues on the calling thread: engine threads and workflows (a request hands over to `Engine.enqueue`)."""
+
+    def enqueue(self, alert_uuid: uuid.UUID, attempt: int) -> None:
+        """Idempotent: the workflow id is derived from the alert and attempt, so a second enqueue is a no-op."""
+        with SetWorkflowID(service.workflow_id_for(alert_uuid, attempt)):
+            DBOS.enqueue_workflow(QUEUE_NAME, investigate, str(alert_uuid), attempt)
+
+
+QUEUE_NOW: flows.Enqueuer = _QueueNow()
 
 
 def _permanent(reason: str) -> InvestigationFailed:

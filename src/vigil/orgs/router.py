@@ -6,9 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
+from vigil.ai import organization_model
 from vigil.input_types import Text
 from vigil.integrations.secrets import SecretBox
-from vigil.orgs import ai_model, service
+from vigil.orgs import service
 from vigil.orgs.schemas import (
     OrganizationAiModelUpdate,
     OrganizationDetail,
@@ -49,7 +50,7 @@ def get_organization(
     organization_code: Text, db: DbDep, principal: PrincipalDep, settings: SettingsDep
 ) -> OrganizationDetail:
     with db.read() as session:
-        return ai_model.organization_detail(session, principal, organization_code, settings)
+        return organization_model.organization_detail(session, principal, organization_code, settings)
 
 
 @router.put(
@@ -69,7 +70,7 @@ def set_ai_model(
     removes it; `ai_model: null` removes the organization's own model, base URL and key."""
     key = payload.ai_api_key.get_secret_value() if payload.ai_api_key is not None else None
     with db.write() as session:
-        organization = ai_model.change_override(
+        organization = organization_model.change_override(
             session,
             principal,
             organization_code,
@@ -78,7 +79,7 @@ def set_ai_model(
             base_url=payload.ai_base_url,
             api_key=key,
         )
-        return ai_model.describe(organization, settings)
+        return organization_model.describe(organization, settings)
 
 
 @router.get("/providers", summary="List valid alert_provider values (E3)")

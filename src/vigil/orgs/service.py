@@ -8,25 +8,21 @@ import re
 import uuid
 from collections.abc import Collection
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from vigil.alerts.models import Alert, AlertCounter
 from vigil.auth.schemas import Principal
 from vigil.auth.scope import scoped
-from vigil.cases.models import CaseCounter
 from vigil.db.base import epoch_now
 from vigil.db.upsert import dialect_insert
 from vigil.errors import Conflict, NotFound, ValidationFailed
-from vigil.integrations.models import Connection
+from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 from vigil.orgs.models import Organization, Provider, ServiceSetting
 from vigil.orgs.schemas import (
     MAX_NAME_LENGTH,
     ORGANIZATION_CODE_PATTERN,
     PROVIDER_SLUG_PATTERN,
-    OrganizationSummary,
 )
-from vigil.playbooks.schemas import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 
 CHECKPOINT_TIMEOUT_KEY = "checkpoint_timeout_seconds"
 
@@ -170,36 +166,6 @@ def service_setting_changed(session: Session, key: str) -> ServiceSetting | None
     return session.get(ServiceSetting, key)
 
 
-def organization_overview(session: Session) -> list[OrganizationSummary]:
-    """Every organization with its alert, case and connection counts.
-
-    Alert and case numbers are gap-free per-organization counters, so their sums are the totals without
-    scanning the alerts table.
-    """
-    alert_totals = select(AlertCounter.organization_uuid, func.sum(AlertCounter.last_value)).group_by(
-        AlertCounter.organization_uuid
-    )
-    alerts = {org: total for org, total in session.execute(alert_totals)}
-    cases = {
-        org: total for org, total in session.execute(select(CaseCounter.organization_uuid, CaseCounter.last_value))
-    }
-    connection_counts = select(Connection.organization_uuid, func.count()).group_by(Connection.organization_uuid)
-    connections = {org: total for org, total in session.execute(connection_counts)}
-    return [
-        OrganizationSummary(
-            organization_uuid=o.organization_uuid,
-            organization_code=o.organization_code,
-            name=o.name,
-            created_at=o.created_at,
-            modified_at=o.modified_at,
-            alerts=int(alerts.get(o.organization_uuid) or 0),
-            cases=int(cases.get(o.organization_uuid) or 0),
-            connections=int(connections.get(o.organization_uuid) or 0),
-        )
-        for o in list_organizations(session)
-    ]
-
-
 def get_organizations_by_codes(session: Session, codes: Collection[str]) -> list[Organization]:
     """Resolve codes, failing with the first unknown one named."""
     found = []
@@ -270,19 +236,3 @@ def set_provider_enabled(session: Session, slug: str, *, enabled: bool) -> Provi
     provider.enabled = enabled
     session.flush()
     return provider
-
-
-def delete_provider(session: Session, slug: str) -> None:
-    """Remove an added provider nobody has used; built-ins and providers with alerts can only be disabled."""
-    provider = get_provider(session, slug)
-    if provider.built_in:
-        raise Conflict(
-            f"{provider.alert_provider} is built in; disable it instead of deleting it.", code="provider_built_in"
-        )
-    if session.scalar(select(Alert.alert_uuid).where(Alert.alert_provider == provider.alert_provider).limit(1)):
-        raise Conflict(
-            f"{provider.alert_provider} has alerts, so it cannot be deleted; disable it instead.",
-            code="provider_in_use",
-        )
-    session.delete(provider)
-    session.flush()

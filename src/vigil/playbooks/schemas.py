@@ -7,11 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vigil.input_types import Text
-
-#: Bounds of every Chat Checkpoint timeout: a step's own, an organization's, the service-wide default.
-MIN_CHECKPOINT_TIMEOUT_SECONDS = 5
-MAX_CHECKPOINT_TIMEOUT_SECONDS = 7 * 24 * 3600
+from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS, Text
 
 
 class OnError(StrEnum):

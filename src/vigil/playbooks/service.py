@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH
+from vigil.alerts.models import Alert
 from vigil.auth.schemas import Principal
 from vigil.auth.scope import get_scoped, scoped
 from vigil.db.base import epoch_now
@@ -359,3 +360,23 @@ def _current(session: Session, playbook: Playbook, *, created: bool, version: in
         raise NotFound(f"Playbook {playbook.name} has no version {wanted}.", code="playbook_version_not_found")
     definition = PlaybookDefinition.model_validate_json(row.definition)
     return PlaybookRef(playbook.playbook_uuid, playbook.name, wanted, definition, created)
+
+
+def investigator_links(session: Session, alerts: Sequence[Alert]) -> dict[uuid.UUID, uuid.UUID]:
+    """alert_uuid → playbook_uuid of the investigator playbook serving the alert's type (its own or a shared one)."""
+    typed = [a for a in alerts if a.alert_type is not None and a.investigator is not None]
+    if not typed:
+        return {}
+    by_key = serving_playbooks(session, {a.organization_uuid for a in typed}, {a.alert_type or "" for a in typed})
+    links: dict[uuid.UUID, uuid.UUID] = {}
+    for alert in typed:
+        playbook_uuid = by_key.get((alert.organization_uuid, alert.alert_provider, alert.alert_type or ""))
+        if playbook_uuid is not None:
+            links[alert.alert_uuid] = playbook_uuid
+    return links
+
+
+def known_alert_types(session: Session, principal: Principal, limit: int = 500) -> list[str]:
+    """Alert types that have an investigator in the principal's organizations (suggestions for a filter)."""
+    query = select(Playbook.alert_type).distinct().order_by(Playbook.alert_type).limit(limit)
+    return list(session.scalars(scoped(query, principal)))

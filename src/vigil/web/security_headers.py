@@ -2,7 +2,7 @@
 
 The console has no inline script, handler or style (vigil.js wires pages up through data attributes), so its
 policy allows scripts and styles from Vigil's own origin only. The Swagger UI (`/docs`) and ReDoc (`/redoc`)
-pages load vendored assets from Vigil too (vigil.web.api_docs) but start with an inline script, and ReDoc injects
+pages load vendored assets from Vigil too (vigil.console.api_docs) but start with an inline script, and ReDoc injects
 its styles at run time; those paths alone get a policy that allows exactly the inline scripts they serve (by
 SHA-256 hash, never `'unsafe-inline'` scripts), inline styles, and ReDoc's search worker from a blob.
 """

@@ -10,7 +10,7 @@ from vigil.ai.builtin.document import fields_of
 from vigil.ai.builtin.scoring import score_evidence
 from vigil.ai.builtin.signals import ALERT_SOURCE, Signal
 from vigil.ai.schemas import AlertFacts, Analysis, Category, Disposition, Evidence, EvidenceStatus
-from vigil.investigations.entities import Entities, EntityKind
+from vigil.core.entities import Entities, EntityKind
 
 SUMMARY_DRIVERS = 3
 SUMMARY_ACTIONS = 2

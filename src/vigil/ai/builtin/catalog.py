@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from vigil.investigations.entities import Entities, EntityKind
+from vigil.core.entities import Entities, EntityKind
 
 #: Integration id of skills Vigil runs itself (no connection needed, always available).
 VIGIL_INTEGRATION_ID = "vigil"

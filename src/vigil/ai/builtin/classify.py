@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from vigil.ai.builtin.document import fields_of, values
 from vigil.ai.schemas import AlertFacts, Category
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 
 TYPE_WEIGHT = 3
 VENDOR_FIELD_WEIGHT = 2

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vigil.investigations.entities import normalize_key
+from vigil.core.entities import normalize_key
 
 MAX_FIELDS = 5_000
 #: Classification, drafting and analysis all read the same body; a few recent bodies are kept parsed.

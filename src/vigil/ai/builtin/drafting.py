@@ -26,7 +26,7 @@ from vigil.ai.builtin.catalog import (
     first,
 )
 from vigil.ai.schemas import AvailableSkill, Category
-from vigil.investigations.entities import Entities, EntityKind
+from vigil.core.entities import Entities, EntityKind
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinition, PlaybookStep, SkillStep
 
 #: Per category, groups of alternatives: from each group the first plan that is runnable is drafted.

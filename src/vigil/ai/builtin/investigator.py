@@ -9,7 +9,7 @@ from vigil.ai.builtin.classify import classify
 from vigil.ai.builtin.drafting import draft_playbook
 from vigil.ai.investigator import AiCalls, Drafted
 from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 
 BUILTIN_MODEL = "builtin"
 

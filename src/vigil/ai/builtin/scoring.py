@@ -15,7 +15,7 @@ from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import checkpoint
 from vigil.ai.builtin.signals import ALERT_SOURCE, Signal
 from vigil.ai.schemas import AlertFacts, Evidence, EvidenceKind, EvidenceStatus
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 
 #: Behaviours a "yes, that was me" cannot explain: credential theft, ransomware, offensive tools, disabled
 #: defences, spread to other machines, a phishing kit detected, leaked or stolen credentials.

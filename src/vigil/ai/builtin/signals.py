@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from vigil.ai.schemas import AlertFacts, Citation, Evidence
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 
 #: Quotes in citations are cut to this many characters (a command line can be kilobytes).
 QUOTE_CHARS = 300

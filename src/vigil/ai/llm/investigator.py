@@ -25,8 +25,8 @@ from vigil.ai.llm.prompts import ANALYZE_INSTRUCTIONS, DRAFT_INSTRUCTIONS, analy
 from vigil.ai.llm.tools import ToolIndex
 from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
 from vigil.ai.transcript import Stage
+from vigil.core.entities import Entities
 from vigil.integrations.bridge import AsyncBridge
-from vigil.investigations.entities import Entities
 
 logger = logging.getLogger("vigil.ai")
 CLIENT_CLOSE_SECONDS = 5.0

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vigil.ai.schemas import AlertFacts, AvailableSkill, Evidence
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 
 SHARED_RULES = """\
 Security rules for this conversation:

@@ -8,16 +8,18 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
+from vigil.ai.organization_model import change_override, override_of
+from vigil.alerts import service as alerts_service
 from vigil.auth import service as auth_service
 from vigil.console.deps import AdminDep
 from vigil.console.rendering import render
+from vigil.dashboard import service as dashboard_service
 from vigil.durations import human_duration
 from vigil.errors import NotFound, ValidationFailed, VigilError
+from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 from vigil.integrations.secrets import SecretBox
 from vigil.orgs import service as orgs_service
-from vigil.orgs.ai_model import change_override, override_of
 from vigil.orgs.schemas import MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, MAX_NAME_LENGTH
-from vigil.playbooks.schemas import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 from vigil.web.deps import DbDep
 
 router = APIRouter()
@@ -50,7 +52,7 @@ def _organizations_page(
     request: Request, db: DbDep, *, form: dict[str, str] | None = None, status_code: int = 200, **extra: Any
 ) -> Response:
     with db.read() as session:
-        organizations = orgs_service.organization_overview(session)
+        organizations = dashboard_service.organization_overview(session)
     context = {
         "organizations": organizations,
         "form": form or {"organization_code": "", "name": ""},
@@ -305,7 +307,7 @@ def set_provider_enabled(
 def delete_provider(request: Request, identity: AdminDep, db: DbDep, slug: str) -> Response:
     try:
         with db.write() as session:
-            orgs_service.delete_provider(session, slug)
+            alerts_service.delete_provider(session, slug)
     except VigilError as error:
         if isinstance(error, NotFound):
             raise

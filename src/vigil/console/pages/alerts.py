@@ -23,12 +23,14 @@ from vigil.console.deps import IdentityDep, WriterDep
 from vigil.console.rendering import render
 from vigil.console.report import alert_report
 from vigil.console.timezones import browser_zone
+from vigil.core.entities import EntityKind
 from vigil.db.base import epoch_now
 from vigil.db.pagination import decode_cursor, encode_cursor
 from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed, VigilError
+from vigil.investigations import flows
 from vigil.investigations import service as investigations
-from vigil.investigations.entities import EntityKind
 from vigil.orgs import service as orgs_service
+from vigil.playbooks import service as playbooks_service
 from vigil.users.schemas import ConsoleIdentity
 from vigil.web.deps import DbDep, EngineDep
 
@@ -224,7 +226,7 @@ def _rows_context(
     watched = [("a", f"{a.alert_uuid}:{row_version(a)}") for a in pending]
     return {
         "alerts": alerts,
-        "links": service.investigator_links(session, alerts),
+        "links": playbooks_service.investigator_links(session, alerts),
         "cases": queue.cases_by_alert(session, identity.principal, alerts),
         "provider_names": {p.alert_provider: p.name for p in orgs_service.list_all_providers(session)},
         "pending": {a.alert_uuid for a in pending},
@@ -268,7 +270,7 @@ def alert_list(
     with db.read() as session:
         organizations = orgs_service.list_organizations(session, principal)
         providers = orgs_service.list_providers(session)
-        alert_types = service.known_alert_types(session, principal)
+        alert_types = playbooks_service.known_alert_types(session, principal)
         filters = query.filters(epoch_now())
         if not query.errors:
             try:
@@ -360,7 +362,7 @@ def _detail_context(
         except Forbidden as error:
             # Another tenant's alert looks exactly like a missing one in the console.
             raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
-        investigation = service.alert_investigation(session, alert)
+        investigation = investigations.alert_investigation(session, alert)
         timeline = service.alert_timeline(session, alert)
         report = alert_report(session, identity.principal, alert, investigation)
     steps = sum(len(record.steps) for record in investigation.attempts)
@@ -396,19 +398,15 @@ def alert_detail_live(request: Request, identity: IdentityDep, db: DbDep, alert_
 def retry_investigation(
     request: Request, identity: WriterDep, db: DbDep, engine: EngineDep, alert_ref: str
 ) -> Response:
-    """Re-run a Failed investigation: the same service call and enqueue as POST /serviceapi/alerts/{ref}/retry."""
+    """Re-run a Failed investigation: the same flow as POST /serviceapi/alerts/{ref}/retry."""
     try:
-        with db.write() as session:
-            alert, attempt = investigations.request_retry(session, identity.principal, alert_ref)
-            alert_uuid, alert_id = alert.alert_uuid, alert.alert_id
+        alert = flows.retry_investigation(db, engine, identity.principal, alert_ref)
     except Forbidden as error:
         raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
     except Conflict as error:
         context = _detail_context(request, identity, db, alert_ref, action_error=error.message)
         return render(request, "alerts/detail.html", context, status_code=error.status_code)
-    if engine is not None:
-        engine.enqueue(alert_uuid, attempt)
-    return RedirectResponse(f"/alerts/{alert_id}?notice=retried", status_code=303)
+    return RedirectResponse(f"/alerts/{alert.alert_id}?notice=retried", status_code=303)
 
 
 @router.post("/alerts/{alert_ref}/type")
@@ -422,11 +420,7 @@ def set_alert_type(
 ) -> Response:
     """Give an untyped alert its type; it moves Created → Submitted and is queued like a retry."""
     try:
-        with db.write() as session:
-            alert = service.set_alert_type(
-                session, identity.principal, alert_ref, alert_type, actor=identity.principal.actor
-            )
-            alert_uuid, alert_id, attempt = alert.alert_uuid, alert.alert_id, alert.investigation_retry_count
+        alert = flows.set_alert_type(db, engine, identity.principal, alert_ref, alert_type)
     except Forbidden as error:
         raise NotFound(f"No alert {alert_ref}.", code="alert_not_found") from error
     except ValidationFailed as error:
@@ -436,6 +430,4 @@ def set_alert_type(
     except Conflict as error:
         context = _detail_context(request, identity, db, alert_ref, action_error=error.message)
         return render(request, "alerts/detail.html", context, status_code=error.status_code)
-    if engine is not None:
-        engine.enqueue(alert_uuid, attempt)
-    return RedirectResponse(f"/alerts/{alert_id}?notice=submitted", status_code=303)
+    return RedirectResponse(f"/alerts/{alert.alert_id}?notice=submitted", status_code=303)

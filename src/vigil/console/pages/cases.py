@@ -12,7 +12,6 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from vigil.cases import service as cases_service
-from vigil.cases.ai_trail import case_exchanges
 from vigil.cases.constants import NEXT_STATUSES, CaseDisposition, CaseSeverity, CaseStatus
 from vigil.cases.models import Case
 from vigil.cases.schemas import CaseUpdate, EvidenceOut
@@ -21,6 +20,8 @@ from vigil.console.pages.ai_conversation import conversation, investigated_by
 from vigil.console.rendering import render
 from vigil.console.report import load_citations, step_views
 from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from vigil.investigations import service as investigations_service
+from vigil.investigations.ai_trail import case_exchanges
 from vigil.orgs import service as orgs_service
 from vigil.playbooks import service as playbooks_service
 from vigil.users.schemas import ConsoleIdentity
@@ -134,7 +135,8 @@ def _detail_context(session: Session, identity: ConsoleIdentity, case: Case) -> 
         "citations": citations,
         "actions": _json_list(case.recommended_actions),
         "evidence": step_views(
-            [EvidenceOut.model_validate(step) for step in cases_service.case_evidence(session, case)], citations
+            [EvidenceOut.model_validate(step) for step in investigations_service.case_evidence(session, case)],
+            citations,
         ),
         "investigated_by": investigated_by(case.ai_model),
         "conversation": conversation(case_exchanges(session, case)),

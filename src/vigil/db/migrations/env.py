@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from vigil.db.registry import Base
+from vigil.schema import Base
 
 config = context.config
 connection = config.attributes["connection"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vigil.integrations.cloudflare import skills as _skills  # noqa: F401  (registers the skills)
-from vigil.integrations.cloudflare.client import INVALID_API_TOKEN, CloudflareClient
+from vigil.integrations.cloudflare.client import API_URL, INVALID_API_TOKEN, CloudflareClient
 from vigil.integrations.cloudflare.fields import FIELDS, AuthMethod
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.framework import ConnectionTestResult, Integration, SkillContext
@@ -53,4 +53,5 @@ INTEGRATION = Integration(
     fields=FIELDS,
     test=test_connection,
     auth_method_field="auth_method",
+    base_urls=(API_URL,),
 )

@@ -13,7 +13,7 @@ import httpx
 
 from vigil.integrations.cloudflare.fields import AuthMethod
 from vigil.integrations.errors import RATE_LIMITED, Failure, IntegrationError, generic_status_failure
-from vigil.integrations.framework import SkillContext
+from vigil.integrations.framework import SkillContext, VendorUrl
 from vigil.integrations.http import json_or_none
 from vigil.integrations.pagination import PageInfo, collect_pages
 
@@ -108,8 +108,11 @@ def cloudflare_error(response: httpx.Response, path: str, auth_method: AuthMetho
     return failure.error(f"Cloudflare API {path} failed: {described}", status)
 
 
+API_URL = VendorUrl("cloudflare.api_url", "https://api.cloudflare.com")
+
+
 class CloudflareClient:
-    """Calls ``{edge_api_url}/client/v4`` for one connection with the headers of its auth method."""
+    """Calls ``{API_URL}/client/v4`` for one connection with the headers of its auth method."""
 
     def __init__(self, ctx: SkillContext) -> None:
         self._ctx = ctx
@@ -120,7 +123,7 @@ class CloudflareClient:
             raise MISSING_CREDENTIALS.error("Unknown Cloudflare authentication method.") from None
         self.account_id = ctx.require("account_id", "Account ID")
         self.zone_id = ctx.value("zone_id")
-        self.base_url = ctx.endpoints.edge_api_url.rstrip("/") + "/client/v4"
+        self.base_url = ctx.endpoints.url(API_URL) + "/client/v4"
         self._headers = {"Content-Type": "application/json", **self._auth_headers()}
 
     def _auth_headers(self) -> dict[str, str]:

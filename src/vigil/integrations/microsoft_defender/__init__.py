@@ -5,7 +5,7 @@ from __future__ import annotations
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.framework import ConnectionTestResult, Integration, SkillContext
 from vigil.integrations.microsoft_defender import skills as _skills  # noqa: F401  (registers the skills)
-from vigil.integrations.microsoft_defender.client import DefenderClient
+from vigil.integrations.microsoft_defender.client import API_URL, AUTH_URL, DefenderClient
 from vigil.integrations.microsoft_defender.fields import FIELDS
 
 
@@ -32,4 +32,5 @@ INTEGRATION = Integration(
     description="Endpoint security: list machines, fetch alerts, run advanced hunting, live response and isolation.",
     fields=FIELDS,
     test=test_connection,
+    base_urls=(AUTH_URL, API_URL),
 )

@@ -14,9 +14,13 @@ from urllib.parse import quote
 import httpx
 
 from vigil.integrations.errors import UNEXPECTED_RESPONSE, Failure, IntegrationError, generic_status_failure
-from vigil.integrations.framework import SkillContext
+from vigil.integrations.framework import SkillContext, VendorUrl
 from vigil.integrations.http import json_or_none
 from vigil.integrations.pagination import follow_odata_next_links
+
+#: Entra ID's token endpoint host, and the Defender API (regional hosts such as api-eu.… via VIGIL_VENDOR_URLS).
+AUTH_URL = VendorUrl("microsoft_defender.auth_url", "https://login.microsoftonline.com")
+API_URL = VendorUrl("microsoft_defender.api_url", "https://api.securitycenter.microsoft.com")
 
 INVALID_TOKEN = Failure("invalid_token", "Invalid token", "Regenerate the token and check credentials.")
 INSUFFICIENT_PERMISSIONS = Failure(
@@ -118,13 +122,13 @@ class DefenderClient:
         self._tenant = ctx.require("tenant_id", "Tenant ID")
         self._client_id = ctx.require("client_id", "Client ID")
         self._secret = ctx.require("client_secret", "Client Secret")
-        self.api_url = ctx.endpoints.mde_api_url.rstrip("/")
+        self.api_url = ctx.endpoints.url(API_URL)
         fingerprint = hashlib.sha256(f"{self._tenant}\0{self._client_id}\0{self._secret}".encode()).hexdigest()
         # Keyed by credentials too, so editing a connection never reuses a token issued for the old values.
         self._cache_key = f"microsoft_defender:{ctx.connection_key}:{fingerprint[:16]}"
 
     async def _fetch_token(self) -> tuple[str, float]:
-        url = f"{self._ctx.endpoints.mde_auth_url.rstrip('/')}/{quote(self._tenant, safe='')}/oauth2/v2.0/token"
+        url = f"{self._ctx.endpoints.url(AUTH_URL)}/{quote(self._tenant, safe='')}/oauth2/v2.0/token"
         response = await self._ctx.http.request(
             "POST",
             url,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from vigil.integrations.framework import ConnectionTestResult, Integration, SkillContext
 from vigil.integrations.slack import skills as _skills  # noqa: F401  (registers the skills)
 from vigil.integrations.slack.chat import SLACK_CHAT, SLACK_INTEGRATION_ID
-from vigil.integrations.slack.client import SlackWebClient
+from vigil.integrations.slack.client import API_URL, SlackWebClient
 from vigil.integrations.slack.fields import FIELDS
 
 
@@ -24,5 +24,6 @@ INTEGRATION = Integration(
     description="Chat: channel notifications through an incoming webhook and direct-message checkpoints.",
     fields=FIELDS,
     test=test_connection,
+    base_urls=(API_URL,),
     chat=SLACK_CHAT,
 )

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from vigil.integrations.errors import RATE_LIMITED, SERVICE_ISSUE, UNEXPECTED_RESPONSE, Failure
-from vigil.integrations.framework import SkillContext, VendorRecord, optional
+from vigil.integrations.framework import SkillContext, VendorRecord, VendorUrl, optional
 from vigil.integrations.http import json_or_none
 
 _REINSTALL = "Reinstall the app to the workspace and paste the new Bot User OAuth Token."
@@ -116,13 +116,16 @@ class PostedMessage(VendorRecord):
     ts: str = Field(description="Message timestamp, its ID within the channel.")
 
 
+API_URL = VendorUrl("slack.api_url", "https://slack.com/api")
+
+
 class SlackWebClient:
     """Bot-token Web API calls used by the connection test and the Chat Checkpoint (users, DMs, messages)."""
 
     def __init__(self, ctx: SkillContext) -> None:
         self._ctx = ctx
         self._token = ctx.require("bot_token", "Bot User OAuth Token")
-        self._base = ctx.endpoints.chat_api_url.rstrip("/")
+        self._base = ctx.endpoints.url(API_URL)
 
     async def call(
         self,

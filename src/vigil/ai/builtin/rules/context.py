@@ -5,7 +5,7 @@ from __future__ import annotations
 from vigil.ai.builtin import evidence as read
 from vigil.ai.builtin.signals import Explains, Signal
 from vigil.ai.schemas import AlertFacts, CheckpointAnswer, Evidence
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 
 RELATED_MANY = 3
 DENIED_POINTS = 5.0

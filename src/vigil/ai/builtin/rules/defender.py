@@ -14,7 +14,7 @@ from vigil.ai.builtin.patterns import CLOUD_AGENTS, NETWORK_PROCESSES, SCRIPT_PR
 from vigil.ai.builtin.rules.alert import HIGH_VALUE_TAG, TESTING_TAG, VENDOR_AUTHORISED, VENDOR_WRONG
 from vigil.ai.builtin.signals import Explains, Signal
 from vigil.ai.schemas import AlertFacts, Evidence
-from vigil.investigations.entities import Entities, is_public_ip
+from vigil.core.entities import Entities, is_public_ip
 
 SPREAD_WIDE = 5
 METADATA_ALERT = re.compile(r"metadata|imds|instance credential|credential exfiltration", re.IGNORECASE)

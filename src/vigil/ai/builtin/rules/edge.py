@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from vigil.ai.builtin import evidence as read
 from vigil.ai.builtin.signals import Signal, SkillRule
 from vigil.ai.schemas import AlertFacts, Evidence
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 
 #: Words that make a Cloudflare audit entry a security-setting change.
 SECURITY_TERMS = re.compile(

@@ -7,7 +7,7 @@ import re
 from vigil.ai.builtin import evidence as read
 from vigil.ai.builtin.signals import Explains, Signal
 from vigil.ai.schemas import AlertFacts, Evidence
-from vigil.investigations.entities import Entities
+from vigil.core.entities import Entities
 
 #: Push Security finding types -> (points, meaning).
 FINDING_WEIGHTS: dict[str, tuple[float, str]] = {

@@ -1,7 +1,7 @@
 """A case's AI trail: every model request and tool call of the investigations behind it, with the totals.
 
-Kept apart from `cases/service.py` because `investigations/service.py` imports that module; reading the
-exchanges from there would make the two import each other.
+Here, not in `cases/`, because the exchanges are the investigations' record: cases sit below investigations
+(docs/architecture.md), and the case page reads its AI trail from the layer that wrote it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Imports every domain's tables so `Base.metadata` is complete (Alembic, tests)."""
+"""Every domain's tables, so `Base.metadata` is complete for Alembic and the schema tests.
+
+At the top of the layers (beside `app`): it names every domain, which nothing below the domains may do.
+"""
 
 from vigil.alerts import models as alerts_models
 from vigil.auth import models as auth_models

@@ -1,0 +1,136 @@
+"""Every way an investigation attempt is started: first its state change commits, then its workflow is enqueued.
+
+The two cannot share one transaction (DBOS has its own database), so each use case here commits first and
+enqueues after, and a crash between the two is what the rest of the engine is built to absorb:
+
+* The commit leaves the alert Submitted with the attempt number the workflow will run under. A process that dies
+  before the enqueue leaves a Submitted alert without a workflow; the orphan scan (`recovery.recover_stranded`,
+  at every engine start and then every minute, in any engine) finds it and enqueues that attempt.
+* Enqueuing twice is harmless: the workflow id is derived from the alert and attempt
+  (`service.workflow_id_for`), so the scan racing a late enqueue, or two scans, start one workflow.
+* A request does not enqueue itself: it hands the attempt to its process's engine (`Engine.enqueue`), whose
+  submitter thread enqueues it, because DBOS retries without a deadline while its database is away and a request
+  must not wait on that. A process without an engine (an API-only `vigil serve` beside `vigil worker`s) only
+  commits, and a worker's orphan scan enqueues.
+* E1 is the exception in order, for throughput: intake only commits the alert Created, and the submitter enqueues
+  a batch of Created alerts *before* it marks them Submitted in one statement. A crash in between leaves Created
+  alerts that already have a workflow: the next pass enqueues them again (a no-op) and marks them, and a worker
+  that gets there first moves Created → Submitted itself (`service._start`).
+* Inside a workflow (the automatic re-run of a transient failure) the commit is a recorded step, so a crash after
+  it replays the workflow up to the enqueue.
+
+Which one enqueues is the caller's `Enqueuer`: the engine (a hand-off) for requests, `workflow.QUEUE_NOW` on
+engine threads and in workflows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Protocol
+
+from sqlalchemy import select
+
+from vigil.alerts import service as alerts
+from vigil.alerts.constants import InvestigationStatus
+from vigil.alerts.models import Alert
+from vigil.auth.schemas import Principal
+from vigil.db.session import Database
+from vigil.investigations import service
+from vigil.investigations.service import ENGINE_ACTOR, QUEUED_MESSAGE
+
+RECOVERY_ACTOR = "vigil:recovery"
+SUBMIT_BATCH = 200
+
+
+class Enqueuer(Protocol):
+    def enqueue(self, alert_uuid: uuid.UUID, attempt: int) -> None:
+        """Put the attempt's workflow on the investigation queue (idempotent, see the module docstring)."""
+
+
+def retry_investigation(db: Database, queue: Enqueuer | None, principal: Principal, alert_ref: str) -> Alert:
+    """An analyst's or API client's re-run of a Failed investigation (retry count + 1)."""
+    with db.write() as session:
+        alert, attempt = service.request_retry(session, principal, alert_ref)
+    _enqueue_committed(queue, alert.alert_uuid, attempt)
+    return alert
+
+
+def set_alert_type(
+    db: Database, queue: Enqueuer | None, principal: Principal, alert_ref: str, alert_type: str
+) -> Alert:
+    """Give an untyped alert its type: Created → Submitted, then investigated like a retry."""
+    with db.write() as session:
+        alert = alerts.set_alert_type(session, principal, alert_ref, alert_type, actor=principal.actor)
+    _enqueue_committed(queue, alert.alert_uuid, alert.investigation_retry_count)
+    return alert
+
+
+def restart_attempt(
+    db: Database, queue: Enqueuer, alert_uuid: uuid.UUID, attempt: int, reason: str, max_auto_retries: int
+) -> int:
+    """Fail an attempt no workflow will finish and submit a fresh one (within the automatic re-run budget);
+    1 if it was re-submitted.
+
+    The alert row is locked and its attempt checked first, so two engines scanning at once change it once."""
+    with db.write() as session:
+        current = session.scalar(
+            select(Alert.investigation_retry_count).where(Alert.alert_uuid == alert_uuid).with_for_update()
+        )
+        if current != attempt:  # another engine already moved it on
+            return 0
+        if not service.fail(session, alert_uuid, attempt, f"Could not resume the investigation: {reason}"):
+            return 0
+        if attempt >= max_auto_retries:
+            return 0
+        next_attempt = service.resubmit(
+            session, alert_uuid, actor=RECOVERY_ACTOR, reason="Fresh attempt: the previous one could not be resumed"
+        )
+    _enqueue_committed(queue, alert_uuid, next_attempt)
+    return 0 if next_attempt is None else 1
+
+
+def rerun_after_transient_failure(queue: Enqueuer, alert_uuid: uuid.UUID, resubmit: Callable[[], int | None]) -> None:
+    """The automatic re-run, from inside the failed attempt's workflow: `resubmit` is the recorded step that
+    commits Failed → Submitted (None when the alert was no longer Failed)."""
+    _enqueue_committed(queue, alert_uuid, resubmit())
+
+
+def submit_created(db: Database, queue: Enqueuer, stopping: Callable[[], bool]) -> int:
+    """E1's second half: enqueue Created alerts that have a type, then mark them Submitted; returns how many.
+
+    A batch at a time, until `stopping()` (a stop must not wait for a batch; the rest stay Created)."""
+    total = 0
+    while not stopping():
+        with db.read() as session:
+            rows = session.execute(
+                select(Alert.alert_uuid, Alert.investigation_retry_count)
+                .where(Alert.investigation_status == InvestigationStatus.CREATED, Alert.alert_type.is_not(None))
+                .order_by(Alert.id)
+                .limit(SUBMIT_BATCH)
+            ).all()
+        if not rows:
+            return total
+        enqueued = []
+        for alert_uuid, attempt in rows:
+            if stopping():
+                break
+            queue.enqueue(alert_uuid, attempt)  # before the commit, unlike the others: see the module docstring
+            enqueued.append(alert_uuid)
+        with db.write() as session:
+            alerts.transition_many(
+                session,
+                enqueued,
+                from_status=InvestigationStatus.CREATED,
+                to=InvestigationStatus.SUBMITTED,
+                actor=ENGINE_ACTOR,
+                message=QUEUED_MESSAGE,
+            )
+        total += len(enqueued)
+    return total
+
+
+def _enqueue_committed(queue: Enqueuer | None, alert_uuid: uuid.UUID, attempt: int | None) -> None:
+    """Called only once the transaction that made `attempt` Submitted has committed; None: nothing was."""
+    if queue is not None and attempt is not None:
+        queue.enqueue(alert_uuid, attempt)
