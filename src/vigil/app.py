@@ -21,12 +21,12 @@ from vigil.console.router import CONSOLE_STATIC_DIR
 from vigil.console.router import router as console_router
 from vigil.console.security import ConsoleSigner, SignInThrottle
 from vigil.db.session import Database
+from vigil.integrations.catalog import vendor_modules
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.policy import OutboundPolicy
 from vigil.integrations.router import router as integrations_router
 from vigil.integrations.secrets import SecretBox
 from vigil.integrations.service import endpoints_from_settings
-from vigil.integrations.slack.webhooks import router as chat_router
 from vigil.investigations.checkpoints import WorkflowWaker, install_waker, uninstall_waker
 from vigil.investigations.engine import Engine
 from vigil.orgs.router import router as orgs_router
@@ -114,7 +114,8 @@ def create_app(
     app.include_router(cases_router)
     app.include_router(playbooks_router)
     app.include_router(integrations_router)
-    app.include_router(chat_router)
+    for webhooks in vendor_modules("webhooks"):  # each vendor's inbound webhooks (Slack's E4/E5)
+        app.include_router(webhooks.router)
     app.include_router(console_router)
     app.mount("/static", StaticFiles(directory=CONSOLE_STATIC_DIR), name="static")
     return app

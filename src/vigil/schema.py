@@ -8,11 +8,14 @@ from vigil.auth import models as auth_models
 from vigil.cases import models as cases_models
 from vigil.db.base import Base
 from vigil.integrations import models as integrations_models
-from vigil.integrations.slack import models as slack_models
+from vigil.integrations.catalog import vendor_modules
 from vigil.investigations import models as investigations_models
 from vigil.orgs import models as orgs_models
 from vigil.playbooks import models as playbooks_models
 from vigil.users import models as users_models
+
+#: The tables vendor folders keep (Slack's deliveries), found the way the catalog finds the vendors.
+vendor_models = vendor_modules("models")
 
 __all__ = [
     "Base",
@@ -23,6 +26,6 @@ __all__ = [
     "investigations_models",
     "orgs_models",
     "playbooks_models",
-    "slack_models",
     "users_models",
+    "vendor_models",
 ]

@@ -419,7 +419,7 @@ def test_slack_connection_shows_chat_urls_and_manifest(
         expect(manifest_json).to_contain_text(f'"request_url": "{events_url}"')
         expect(manifest_json).to_contain_text('"message.im"')
         expect(page.locator("#manifest-yaml")).to_contain_text(f'request_url: "{interactions_url}"')
-        expect(page.locator(".slack-setup")).to_contain_text("Authenticate to complete the setup")
+        expect(page.locator(".connection-setup")).to_contain_text("Authenticate to complete the setup")
         assert slack.BOT_TOKEN not in page.content() and slack.SIGNING_SECRET not in page.content()
 
         page.get_by_role("button", name="Copy", exact=True).first.click()

@@ -3,19 +3,43 @@
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
+import pkgutil
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from vigil.integrations.cloudflare import INTEGRATION as CLOUDFLARE
+import vigil.integrations
 from vigil.integrations.errors import UnknownIntegrationError, UnknownSkillError
 from vigil.integrations.framework import ConnectionField, Integration, Skill, registered_skills
-from vigil.integrations.microsoft_defender import INTEGRATION as MICROSOFT_DEFENDER
-from vigil.integrations.push_security import INTEGRATION as PUSH_SECURITY
-from vigil.integrations.slack import INTEGRATION as SLACK
 
 if TYPE_CHECKING:
     from vigil.integrations.chat import ChatProvider
 
-_INTEGRATIONS: list[Integration] = [MICROSOFT_DEFENDER, CLOUDFLARE, SLACK, PUSH_SECURITY]
+
+def _vendor_packages() -> list[ModuleType]:
+    """Every folder under `integrations/` that declares an `INTEGRATION`: adding a vendor is adding its folder."""
+    found = []
+    for module in pkgutil.iter_modules(vigil.integrations.__path__, f"{vigil.integrations.__name__}."):
+        if module.ispkg:
+            package = importlib.import_module(module.name)
+            if isinstance(getattr(package, "INTEGRATION", None), Integration):
+                found.append(package)
+    return sorted(found, key=lambda package: (package.INTEGRATION.position, package.INTEGRATION.name))
+
+
+_VENDOR_PACKAGES = _vendor_packages()
+_INTEGRATIONS: list[Integration] = [package.INTEGRATION for package in _VENDOR_PACKAGES]
+
+
+def vendor_modules(name: str) -> list[ModuleType]:
+    """Each vendor folder's module `name` where it has one: its inbound `webhooks` (mounted by the app), its
+    `models` (so the tables a vendor keeps join the schema)."""
+    return [
+        importlib.import_module(f"{package.__name__}.{name}")
+        for package in _VENDOR_PACKAGES
+        if importlib.util.find_spec(f"{package.__name__}.{name}") is not None
+    ]
 
 
 def all_integrations() -> list[Integration]:

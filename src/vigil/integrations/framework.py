@@ -22,15 +22,24 @@ from vigil.integrations.http import OutboundClient
 from vigil.integrations.redaction import Redactor
 
 if TYPE_CHECKING:
+    import uuid
+
+    from sqlalchemy.orm import Session
+
+    from vigil.auth.schemas import Principal
     from vigil.integrations.chat import ChatProvider
 
 __all__ = [
     "ConnectionField",
+    "ConnectionSetup",
     "ConnectionTestResult",
     "Endpoints",
     "FieldType",
     "Integration",
     "IntegrationError",
+    "SetupDocument",
+    "SetupGuide",
+    "SetupValue",
     "Skill",
     "SkillContext",
     "SkillInput",
@@ -101,6 +110,41 @@ class ConnectionField:
         if self.pattern and not re.match(self.pattern, text):
             return f"{self.label} has the wrong format."
         return None
+
+
+@dataclass(frozen=True)
+class SetupValue:
+    """A value the operator pastes into the vendor's product (a request URL); `element_id` names its copy button's
+    target on the page."""
+
+    element_id: str
+    label: str
+    value: str
+
+
+@dataclass(frozen=True)
+class SetupDocument:
+    """A document the operator pastes whole (an app manifest), in one format (`JSON`, `YAML`)."""
+
+    element_id: str
+    title: str
+    format: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ConnectionSetup:
+    """What an operator does in the vendor's own product to finish a connection, shown on the connection's page."""
+
+    title: str
+    steps: tuple[str, ...]
+    values: tuple[SetupValue, ...] = ()
+    note: str = ""
+    documents: tuple[SetupDocument, ...] = ()
+
+
+#: A connection's setup, from the console's base URL: (session, principal, connection uuid, base URL).
+SetupGuide = Callable[["Session", "Principal", "uuid.UUID", str], ConnectionSetup]
 
 
 @dataclass(frozen=True)
@@ -277,8 +321,15 @@ class Integration:
     auth_method_field: str | None = None
     #: Base URLs of the vendor's API (none when the connection's own fields say where the API is).
     base_urls: tuple[VendorUrl, ...] = ()
+    #: Place in the catalog and the console (then by name): the seed's order for the built-in ones.
+    position: int = 100
+    #: When the vendor is also an alert provider (same id): what its alerts usually are, as the built-in analyst's
+    #: category name (`endpoint_malware`, …), a prior for classifying them.
+    alert_category: str | None = None
     chat: ChatProvider | None = None
     """Set when the integration can ask people questions (Chat Checkpoints): the engine finds it by this."""
+    setup: SetupGuide | None = None
+    """Set when a connection needs steps in the vendor's own product (a chat app to create); the console shows them."""
 
     @property
     def skills(self) -> list[Skill]:

@@ -9,12 +9,14 @@ the category 2. The best score wins if it reaches 2; ties go to the earlier cate
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from vigil.ai.builtin.document import fields_of, values
 from vigil.ai.schemas import AlertFacts, Category
 from vigil.core.entities import Entities
+from vigil.integrations.catalog import all_integrations
 
 TYPE_WEIGHT = 3
 VENDOR_FIELD_WEIGHT = 2
@@ -103,7 +105,7 @@ RULES: tuple[CategoryRule, ...] = (
             "scheduled task",
             "run key",
         ),
-        ("microsoft_defender", "defender", "crowdstrike", "sentinelone"),
+        ("defender", "crowdstrike", "sentinelone"),
         ("T1003", "T1486", "T1490", "T1059", "T1218", "T1547", "T1053", "T1055", "T1105"),
     ),
     CategoryRule(
@@ -172,7 +174,6 @@ RULES: tuple[CategoryRule, ...] = (
             "member added",
             "api token",
         ),
-        ("cloudflare",),
     ),
     CategoryRule(
         Category.ACCOUNT_CHANGE,
@@ -207,7 +208,7 @@ RULES: tuple[CategoryRule, ...] = (
             "unmanaged",
             "shared account",
         ),
-        ("push_security",),
+        (),
         ("T1098", "T1136"),
     ),
     CategoryRule(
@@ -265,7 +266,7 @@ def category_scores(alert: AlertFacts, entities: Entities) -> dict[Category, int
     for rule in RULES:
         score = TYPE_WEIGHT * _hits(alert_type, rule.keywords)
         score += VENDOR_FIELD_WEIGHT * min(VENDOR_HITS_CAP, _hits(vendor, rule.keywords))
-        if provider in rule.providers:
+        if provider in rule.providers or _integration_category(provider) is rule.category:
             score += PROVIDER_WEIGHT
         if _entity_hint(rule.category, entities):
             score += ENTITY_WEIGHT
@@ -273,6 +274,16 @@ def category_scores(alert: AlertFacts, entities: Entities) -> dict[Category, int
             score += MITRE_WEIGHT
         scores[rule.category] = score
     return scores
+
+
+@functools.cache
+def _integration_categories() -> dict[str, Category]:
+    """The category each integration that is also an alert provider declares for its alerts (its folder says so)."""
+    return {i.id: Category(i.alert_category) for i in all_integrations() if i.alert_category is not None}
+
+
+def _integration_category(provider: str) -> Category | None:
+    return _integration_categories().get(provider)
 
 
 def _entity_hint(category: Category, entities: Entities) -> bool:

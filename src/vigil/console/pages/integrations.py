@@ -30,8 +30,6 @@ from vigil.integrations.http import OutboundClient
 from vigil.integrations.policy import OutboundPolicy
 from vigil.integrations.schemas import ConnectionCreate, ConnectionOut, ConnectionUpdate
 from vigil.integrations.secrets import SecretBox
-from vigil.integrations.slack import INTEGRATION as SLACK
-from vigil.integrations.slack.manifest import chat_urls, connection_manifest, to_json, to_yaml
 from vigil.orgs import service as orgs_service
 from vigil.users.schemas import ConsoleIdentity
 from vigil.web.deps import DbDep
@@ -273,7 +271,7 @@ def _integration_context(db: Database, identity: ConsoleIdentity, integration: I
         "chooser": _chooser(integration),
         "value_fields": _value_fields(integration),
         "method_labels": _method_labels(integration),
-        "is_chat": integration.id == SLACK.id,
+        "is_chat": integration.chat is not None,
     }
 
 
@@ -391,17 +389,9 @@ def connection_detail(
         "connection": out,
         "flash": request.query_params.get("done", ""),
     }
-    if integration.id == SLACK.id:
-        base_url = str(request.base_url)
-        events_url, interactions_url = chat_urls(base_url, out.webhook_token)
+    if integration.setup is not None:
         with db.read() as session:
-            manifest = connection_manifest(session, identity.principal, connection_uuid, base_url=base_url)
-        context["chat"] = {
-            "events_url": events_url,
-            "interactions_url": interactions_url,
-            "manifest_json": to_json(manifest),
-            "manifest_yaml": to_yaml(manifest),
-        }
+            context["setup"] = integration.setup(session, identity.principal, connection_uuid, str(request.base_url))
     return render(request, "integrations/connection.html", context)
 
 

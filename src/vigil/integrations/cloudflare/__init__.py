@@ -54,4 +54,6 @@ INTEGRATION = Integration(
     test=test_connection,
     auth_method_field="auth_method",
     base_urls=(API_URL,),
+    position=2,
+    alert_category="edge_waf_change",
 )

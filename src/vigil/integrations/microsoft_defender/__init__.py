@@ -33,4 +33,6 @@ INTEGRATION = Integration(
     fields=FIELDS,
     test=test_connection,
     base_urls=(AUTH_URL, API_URL),
+    position=1,
+    alert_category="endpoint_malware",
 )

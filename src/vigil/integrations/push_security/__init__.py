@@ -22,4 +22,6 @@ INTEGRATION = Integration(
     description="Identity threat detection: SaaS accounts observed in employees' browsers.",
     fields=FIELDS,
     test=test_connection,
+    position=4,
+    alert_category="account_change",
 )

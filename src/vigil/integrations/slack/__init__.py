@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from vigil.integrations.framework import ConnectionTestResult, Integration, SkillContext
+import uuid
+
+from sqlalchemy.orm import Session
+
+from vigil.auth.schemas import Principal
+from vigil.integrations.framework import ConnectionSetup, ConnectionTestResult, Integration, SkillContext
 from vigil.integrations.slack import skills as _skills  # noqa: F401  (registers the skills)
 from vigil.integrations.slack.chat import SLACK_CHAT, SLACK_INTEGRATION_ID
 from vigil.integrations.slack.client import API_URL, SlackWebClient
@@ -18,6 +23,15 @@ async def test_connection(ctx: SkillContext) -> ConnectionTestResult:
 
 test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
+
+def _setup(session: Session, principal: Principal, connection_uuid: uuid.UUID, base_url: str) -> ConnectionSetup:
+    # Imported when a page asks: the manifest reads the connection through the connection service, which imports
+    # the catalog, which imports this package.
+    from vigil.integrations.slack.manifest import setup_guide
+
+    return setup_guide(session, principal, connection_uuid, base_url)
+
+
 INTEGRATION = Integration(
     id=SLACK_INTEGRATION_ID,
     name="Slack",
@@ -26,4 +40,6 @@ INTEGRATION = Integration(
     test=test_connection,
     base_urls=(API_URL,),
     chat=SLACK_CHAT,
+    setup=_setup,
+    position=3,
 )

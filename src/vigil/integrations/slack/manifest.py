@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from vigil.auth.schemas import Principal
 from vigil.errors import ValidationFailed
+from vigil.integrations.framework import ConnectionSetup, SetupDocument, SetupValue
 from vigil.integrations.service import get_connection
 
 EVENTS_PATH = "/serviceapi/webhooks/chat/v1/events"
@@ -101,16 +102,21 @@ def connection_manifest(
     bot_name: str = DEFAULT_BOT_NAME,
 ) -> dict[str, Any]:
     """The manifest for a Slack connection the principal may see (403/404 as for other connection reads)."""
+    events_url, interactions_url = chat_urls(base_url, _slack_connection(session, principal, connection_uuid))
+    return build_manifest(
+        events_url=events_url, interactions_url=interactions_url, app_name=app_name, bot_name=bot_name
+    )
+
+
+def _slack_connection(session: Session, principal: Principal, connection_uuid: uuid.UUID) -> str:
+    """The webhook token of a Slack connection the principal may see (403/404 as for other connection reads)."""
     connection, _code = get_connection(session, principal, connection_uuid)
     if connection.integration_id != "slack":
         raise ValidationFailed(
             f"Connection {connection_uuid} is a {connection.integration_id} connection, not a Slack one.",
             code="not_a_slack_connection",
         )
-    events_url, interactions_url = chat_urls(base_url, connection.webhook_token)
-    return build_manifest(
-        events_url=events_url, interactions_url=interactions_url, app_name=app_name, bot_name=bot_name
-    )
+    return connection.webhook_token
 
 
 # --- rendering ------------------------------------------------------------------------------------------------
@@ -156,3 +162,30 @@ def to_yaml(manifest: dict[str, Any]) -> str:
 
 def to_json(manifest: dict[str, Any]) -> str:
     return json.dumps(manifest, indent=2) + "\n"
+
+
+def setup_guide(session: Session, principal: Principal, connection_uuid: uuid.UUID, base_url: str) -> ConnectionSetup:
+    """The Slack app a chat connection needs: create it from this connection's manifest, then enter its secrets."""
+    events_url, interactions_url = chat_urls(base_url, _slack_connection(session, principal, connection_uuid))
+    manifest = build_manifest(
+        events_url=events_url, interactions_url=interactions_url, app_name=DEFAULT_APP_NAME, bot_name=DEFAULT_BOT_NAME
+    )
+    return ConnectionSetup(
+        title="Slack app setup",
+        steps=(
+            "In Slack, open api.slack.com/apps → Create New App → From an app manifest, pick the workspace and paste "
+            "the manifest below (JSON or YAML).",
+            "Install the app to the workspace. Copy the Bot User OAuth Token (OAuth & Permissions), the Signing "
+            "Secret (Basic Information) and the incoming Webhook URL of the channel into this connection.",
+            "Press Authenticate to complete the setup.",
+        ),
+        values=(
+            SetupValue("chat-events-url", "Events URL (E4)", events_url),
+            SetupValue("chat-interactions-url", "Interactivity URL (E5)", interactions_url),
+        ),
+        note="Both carry this connection's webhook token; every request is also verified with its Signing Secret.",
+        documents=(
+            SetupDocument("manifest-json", "App manifest (JSON)", "JSON", to_json(manifest)),
+            SetupDocument("manifest-yaml", "App manifest (YAML)", "YAML", to_yaml(manifest)),
+        ),
+    )

@@ -1,0 +1,94 @@
+"""An integration is one folder: no code outside `integrations/<vendor>/` names a vendor (docs/architecture.md).
+
+"Names" means what code can branch on or import: an identifier with a vendor's id in it (`SLACK_INTEGRATION_ID`,
+`mde_api_url`), a string that is a vendor's id (`"cloudflare"`) or module path, and a vendor id in a console
+template. Prose in docstrings, comments and messages ("Isolate the machine in Defender") may still mention a
+product, as a runbook would. Migrations are history and keep their names.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import vigil
+
+PACKAGE = Path(vigil.__file__).parent
+INTEGRATIONS = PACKAGE / "integrations"
+VENDORS = sorted(folder.name for folder in INTEGRATIONS.iterdir() if (folder / "__init__.py").is_file())
+#: Short names the code has used for a vendor, beside its id.
+ALIASES = {"microsoft_defender": ("mde",)}
+VENDOR_ID = re.compile(rf"\b({'|'.join(VENDORS)})\b")
+MODULE_PATH = re.compile(rf"vigil\.integrations\.({'|'.join(VENDORS)})(\.\w+)*(:\w+)?")
+
+
+def _word_runs(vendor: str) -> list[list[str]]:
+    return [vendor.split("_"), *([alias] for alias in ALIASES.get(vendor, ()))]
+
+
+def _names_vendor(identifier: str) -> bool:
+    """True when the snake_case words of an identifier contain a vendor's id (or alias) as a run of words."""
+    words = identifier.lower().split("_")
+    return any(
+        words[i : i + len(run)] == run
+        for vendor in VENDORS
+        for run in _word_runs(vendor)
+        for i in range(len(words) - len(run) + 1)
+    )
+
+
+def _outside_vendor_folders() -> list[Path]:
+    files = []
+    for path in sorted(PACKAGE.rglob("*")):
+        relative = path.relative_to(PACKAGE).parts
+        if len(relative) > 2 and relative[0] == "integrations" and relative[1] in VENDORS:
+            continue
+        if relative[:3] == ("db", "migrations", "versions"):
+            continue
+        if path.suffix in (".py", ".html", ".js"):
+            files.append(path)
+    return files
+
+
+def _python_mentions(source: str) -> list[str]:
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NAME and _names_vendor(token.string):
+            found.append(f"{token.start[0]}: {token.string}")
+        elif token.type == tokenize.STRING:
+            value = token.string.lstrip("rbfuRBFU").strip("'\"")
+            if value in VENDORS or MODULE_PATH.fullmatch(value):
+                found.append(f"{token.start[0]}: {token.string[:60]}")
+    return found
+
+
+def _template_mentions(source: str) -> list[str]:
+    return [
+        f"{number}: {line.strip()[:80]}" for number, line in enumerate(source.splitlines(), 1) if VENDOR_ID.search(line)
+    ]
+
+
+def test_the_vendor_list_is_the_integration_folders() -> None:
+    assert {"microsoft_defender", "cloudflare", "slack", "push_security"} <= set(VENDORS)
+
+
+def test_the_check_sees_each_way_of_naming_a_vendor() -> None:
+    assert _names_vendor("SLACK_INTEGRATION_ID") and _names_vendor("mde_api_url") and _names_vendor("PUSH_SECURITY")
+    assert not _names_vendor("push_count") and not _names_vendor("slacken")
+    assert _python_mentions('x = "cloudflare"\nfrom vigil.integrations.slack import client\n')
+    assert _python_mentions('importlib.import_module("vigil.integrations.slack.webhooks")\n')
+    assert not _python_mentions(
+        '"""Isolate the machine in Defender (integrations/slack/)."""\nname = "Cloudflare audit"  # slack\n'
+    )
+
+
+def test_no_module_outside_a_vendor_folder_names_a_vendor() -> None:
+    mentions = {}
+    for path in _outside_vendor_folders():
+        source = path.read_text(encoding="utf-8")
+        found = _python_mentions(source) if path.suffix == ".py" else _template_mentions(source)
+        if found:
+            mentions[str(path.relative_to(PACKAGE))] = found
+    assert not mentions, mentions
