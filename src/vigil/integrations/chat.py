@@ -219,7 +219,8 @@ _answer_handler: AnswerHandler | None = None
 
 
 def handle_answers(handler: AnswerHandler) -> AnswerHandler:
-    """Claim the answers (the checkpoint code does, at import): one consumer, called in the delivery's transaction."""
+    """Claim the answers (the app does at start, through `checkpoints.install_waker`): one consumer, called in the
+    delivery's transaction."""
     global _answer_handler  # noqa: PLW0603 - providers' inbound routes are module-level; the engine claims them
     _answer_handler = handler
     return handler

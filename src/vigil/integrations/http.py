@@ -61,7 +61,7 @@ class _RedactUrls(logging.Filter):
         return True
 
 
-logging.getLogger("httpx").addFilter(_RedactUrls())
+_REDACT_URLS = _RedactUrls()
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=30.0, write=30.0, pool=5.0)
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
@@ -257,6 +257,9 @@ class OutboundClient:
         policy: OutboundPolicy | None = None,
     ) -> None:
         """``policy`` defaults to the environment's (``VIGIL_OUTBOUND_ALLOWED_HOSTS``), so no client is without one."""
+        httpx_logger = logging.getLogger("httpx")
+        if _REDACT_URLS not in httpx_logger.filters:  # before the first request, however the process logs
+            httpx_logger.addFilter(_REDACT_URLS)
         self.policy = policy or OutboundPolicy.from_environment()
         self.retry = retry or RetryPolicy()
         self.timeout = timeout

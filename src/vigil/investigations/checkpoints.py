@@ -305,7 +305,6 @@ def record_answer(
     return lambda: wake(workflow_id, checkpoint_uuid)
 
 
-@handle_answers
 def on_answer(session: Session, answer: InboundAnswer) -> AfterCommit | None:
     """A verified answer from any chat provider: a press names its checkpoint, a written reply does not."""
     if not answer.user_id:
@@ -505,8 +504,10 @@ _waker: WorkflowWaker | None = None
 
 
 def install_waker(waker: WorkflowWaker | None) -> None:
+    """Route chat answers to their checkpoints and wake the waiting workflows through `waker` (the app, at start)."""
     global _waker  # noqa: PLW0603 - inbound handlers are module-level; the app installs how they wake workflows
     _waker = waker
+    handle_answers(on_answer)
 
 
 def uninstall_waker(waker: WorkflowWaker) -> None:
