@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 from vigil.integrations.framework import SkillInput, SkillOutput, optional
 
 if TYPE_CHECKING:
@@ -155,8 +156,8 @@ class ChatCheckpointStepInput(SkillInput):
     question: str = Field(min_length=1, max_length=2000, description="What the person is asked to confirm.")
     timeout_seconds: int | None = Field(
         default=None,
-        ge=5,
-        le=7 * 24 * 3600,
+        ge=MIN_CHECKPOINT_TIMEOUT_SECONDS,
+        le=MAX_CHECKPOINT_TIMEOUT_SECONDS,
         description="How long the playbook waits for the answer; empty: the organization's default (else the "
         "service-wide one, 15 min unless configured).",
     )
