@@ -296,7 +296,9 @@ def test_overlong_idempotency_key_is_422(harness: Harness, acme: str) -> None:
 
 
 def test_rate_limit_is_429_with_retry_after(db_url: str, tmp_path: Any) -> None:
-    limited = Settings(database_url=db_url, data_dir=tmp_path, rate_limit_per_second=1, rate_limit_burst=3)
+    # One new token per 20 s: the fourth request is over the burst however slowly a loaded machine sends them
+    # (at 1/s, four requests spread over a second on a busy CI machine all passed).
+    limited = Settings(database_url=db_url, data_dir=tmp_path, rate_limit_per_second=0.05, rate_limit_burst=3)
     with Harness(limited) as harness:
         harness.add_org("ACME")
         key = harness.add_key("ACME").api_key
