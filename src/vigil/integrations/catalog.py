@@ -17,6 +17,12 @@ if TYPE_CHECKING:
 
 _INTEGRATIONS: list[Integration] = [MICROSOFT_DEFENDER, CLOUDFLARE, SLACK, PUSH_SECURITY]
 
+#: Namespace of the skills Vigil runs itself against its own data (no connection; the engine implements them).
+VIGIL_INTEGRATION_ID = "vigil"
+RELATED_SKILL_ID = "vigil.related_alerts"
+#: Vigil's own skills: id → display name.
+VIGIL_SKILL_NAMES: dict[str, str] = {RELATED_SKILL_ID: "Look up related alerts"}
+
 
 def all_integrations() -> list[Integration]:
     return list(_INTEGRATIONS)
@@ -58,11 +64,35 @@ def all_skills() -> list[Skill]:
     return registered_skills()
 
 
-def get_skill(skill_id: str) -> Skill:
+def skill_names() -> dict[str, str]:
+    """Every skill a playbook step may name, Vigil's own and the declared ones: id → display name."""
+    names = dict(VIGIL_SKILL_NAMES)
+    names.update((declared.id, declared.name) for declared in registered_skills())
+    return names
+
+
+def canonical_skill_id(ref: str) -> str:
+    """The id of the skill `ref` names, by its id or by its display name (which was its id before ids were
+    namespaced, so stored playbooks and API clients may still send it; the first skill declaring a name wins).
+    Anything else comes back unchanged, for the caller to refuse as unknown."""
+    names = skill_names()
+    if ref in names:
+        return ref
+    return next((skill_id for skill_id, name in names.items() if name == ref), ref)
+
+
+def skill_name(skill_id: str) -> str:
+    """What people read for a skill id (legacy names included); an unknown id is shown as it is."""
+    return skill_names().get(canonical_skill_id(skill_id), skill_id)
+
+
+def get_skill(ref: str) -> Skill:
+    """A declared skill by its id or its legacy display name."""
+    skill_id = canonical_skill_id(ref)
     for declared in registered_skills():
         if declared.id == skill_id:
             return declared
-    raise UnknownSkillError(skill_id)
+    raise UnknownSkillError(ref)
 
 
 def field_json(f: ConnectionField) -> dict[str, Any]:
@@ -82,6 +112,7 @@ def field_json(f: ConnectionField) -> dict[str, Any]:
 def skill_json(s: Skill) -> dict[str, Any]:
     return {
         "id": s.id,
+        "name": s.name,
         "integration_id": s.integration_id,
         "purpose": s.purpose,
         "permissions": list(s.permissions),
