@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+from pydantic import AfterValidator
+
+from vigil.input_types import Text
 from vigil.integrations.cloudflare import INTEGRATION as CLOUDFLARE
 from vigil.integrations.errors import UnknownIntegrationError, UnknownSkillError
 from vigil.integrations.framework import ConnectionField, Integration, Skill, registered_skills
@@ -79,6 +82,11 @@ def canonical_skill_id(ref: str) -> str:
     if ref in names:
         return ref
     return next((skill_id for skill_id, name in names.items() if name == ref), ref)
+
+
+#: A skill named in data (a playbook step, evidence): stored and compared as its canonical id, whichever way it
+#: was written.
+SkillRef = Annotated[Text, AfterValidator(canonical_skill_id)]
 
 
 def skill_name(skill_id: str) -> str:

@@ -243,10 +243,11 @@ def skill(
     ``id`` is ``<integration id>.<snake_name>`` (see ``SKILL_ID``); ``name`` is what people read, and (being the id
     skills had before ids were namespaced) still resolves to the skill."""
 
+    namespace = id.partition(".")[0]
+    if not SKILL_ID.match(id) or namespace not in {integration, *NEUTRAL_NAMESPACES}:
+        raise ValueError(f"skill id {id!r} must be {integration}.<snake_name>")
+
     def register(func: TypedSkillFunc[InputT, OutputT]) -> TypedSkillFunc[InputT, OutputT]:
-        namespace = id.partition(".")[0]
-        if not SKILL_ID.match(id) or namespace not in {integration, *NEUTRAL_NAMESPACES}:
-            raise ValueError(f"skill id {id!r} must be {integration}.<snake_name>")
         hints = get_type_hints(func)
         params = [name for name in hints if name != "return"]
         if len(params) != 2:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS, Text
-from vigil.integrations.catalog import canonical_skill_id
+from vigil.integrations.catalog import SkillRef
 
 
 class OnError(StrEnum):
@@ -26,7 +26,7 @@ class SkillStep(_Step):
     """Run one integration skill; inputs are Jinja templates over `alert` and `entities`."""
 
     kind: Literal["skill"] = "skill"
-    skill: Annotated[Text, AfterValidator(canonical_skill_id)] = Field(
+    skill: SkillRef = Field(
         min_length=1,
         description="Skill id from the catalog, e.g. 'microsoft_defender.list_machines'. A skill's display name "
         "(its id before ids were namespaced, e.g. 'List Machines') is accepted and stored as the id.",
