@@ -187,7 +187,9 @@ def isolate_requests(fake: MdeFake) -> list[Any]:
 def test_a_model_asking_for_a_write_skill_is_refused_and_the_refusal_recorded(
     defender_llm_harness: Harness, llm_fake: LlmFake, mde_fake: MdeFake
 ) -> None:
-    isolate = ToolCall("isolate_machine", {"machine_id": "1e5bc9d7e413ddd7902c2932e418702b84d0cc07", "comment": "x"})
+    isolate = ToolCall(
+        "microsoft_defender_isolate_machine", {"machine_id": "1e5bc9d7e413ddd7902c2932e418702b84d0cc07", "comment": "x"}
+    )
     llm_fake.script(final(DRAFT), Reply(tool_calls=(isolate,)), final(VERDICT))
 
     _, alert = post_defender(defender_llm_harness)
@@ -195,11 +197,19 @@ def test_a_model_asking_for_a_write_skill_is_refused_and_the_refusal_recorded(
     assert alert["investigation_status"] == 15
     asked, answered = llm_fake.calls[1:]
     offered = set(asked.tool_names)
-    assert "list_machines" in offered
-    assert not offered & {"isolate_machine", "machine_live_response", "create_edge_ruleset_rule"}
-    assert (answered.tool_result(asked.reply_tool_call_ids[0]) or "").startswith("Refused: 'isolate_machine'")
+    assert "microsoft_defender_list_machines" in offered
+    assert not offered & {
+        "microsoft_defender_isolate_machine",
+        "microsoft_defender_machine_live_response",
+        "cloudflare_create_edge_ruleset_rule",
+    }
+    assert (answered.tool_result(asked.reply_tool_call_ids[0]) or "").startswith(
+        "Refused: 'microsoft_defender_isolate_machine'"
+    )
     refused = [row for row in exchanges(defender_llm_harness) if row.kind == "tool"]
-    assert [(r.error_kind, json.loads(r.request)["tool"]) for r in refused] == [("refused", "isolate_machine")]
+    assert [(r.error_kind, json.loads(r.request)["tool"]) for r in refused] == [
+        ("refused", "microsoft_defender_isolate_machine")
+    ]
     assert isolate_requests(mde_fake) == []
 
 
