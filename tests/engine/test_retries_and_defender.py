@@ -189,3 +189,28 @@ def test_defender_alert_is_investigated_with_defender_skills(defender_harness: H
     ]
     assert ran[LIST_MACHINES]["output"]["machines"][0]["id"] == MACHINE_ID
     assert mde_fake.requests_to("/oauth2/v2.0/token"), "the connection's credentials were used"
+
+
+def test_a_playbook_saved_with_a_legacy_skill_name_stores_the_id_and_runs(
+    defender_harness: Harness, mde_fake: MdeFake
+) -> None:
+    """Skill ids were display names before they were namespaced: an API client still sending one is understood."""
+    key = defender_harness.add_key("ACME").api_key
+    connect_defender(defender_harness, key)
+    analyze_only = PlaybookDefinition(steps=[AnalyzeStep(name="Verdict")])
+    playbook_uuid = install_playbook(defender_harness.db, "ACME", "microsoft_defender", ALERT_TYPE, analyze_only)
+    legacy = {"kind": "skill", "name": "Machine details", "skill": "List Machines"}
+    steps = [{**legacy, "inputs": {"machine_id": "{{ entities.device_ids[0] }}"}}, {"kind": "analyze", "name": "V"}]
+    saved = defender_harness.client.put(
+        f"/serviceapi/playbooks/{playbook_uuid}",
+        json={"definition": {"steps": steps}, "note": "legacy id"},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["definition"]["steps"][0]["skill"] == LIST_MACHINES
+
+    alert = post_and_wait(defender_harness, key)
+    assert alert["investigation_status"] == 15
+    (machines,) = [s for s in evidence(defender_harness, key, alert["case_id"]) if s["name"] == "Machine details"]
+    assert (machines["skill_id"], machines["status"]) == (LIST_MACHINES, "ok"), machines
+    assert machines["output"]["machines"][0]["id"] == MACHINE_ID
