@@ -135,19 +135,19 @@ OKTA_CLEAN_SIGNIN = alert(
 
 #: Every read-only skill of the catalog, as a fully connected organization would have them.
 ALL_READ_SKILLS = [
-    AvailableSkill(skill_id="List Machines", integration_id="microsoft_defender"),
-    AvailableSkill(skill_id="Fetch Alerts", integration_id="microsoft_defender"),
-    AvailableSkill(skill_id="Run Advanced Hunting Query", integration_id="microsoft_defender"),
-    AvailableSkill(skill_id="Edge Get Account Audit Logs for Detections", integration_id="cloudflare"),
-    AvailableSkill(skill_id="Get Edge Audit Logs", integration_id="cloudflare"),
-    AvailableSkill(skill_id="Get Edge Zone Details", integration_id="cloudflare"),
-    AvailableSkill(skill_id="Get Edge Security Center Insights", integration_id="cloudflare"),
-    AvailableSkill(skill_id="Find Account by Email", integration_id="push_security"),
-    AvailableSkill(skill_id="List Accounts", integration_id="push_security"),
-    AvailableSkill(skill_id="Get Security Findings by Email", integration_id="push_security"),
-    AvailableSkill(skill_id="Send Chat Message", integration_id="slack"),
+    AvailableSkill(skill_id="microsoft_defender.list_machines", integration_id="microsoft_defender"),
+    AvailableSkill(skill_id="microsoft_defender.fetch_alerts", integration_id="microsoft_defender"),
+    AvailableSkill(skill_id="microsoft_defender.run_advanced_hunting_query", integration_id="microsoft_defender"),
+    AvailableSkill(skill_id="cloudflare.edge_get_account_audit_logs_for_detections", integration_id="cloudflare"),
+    AvailableSkill(skill_id="cloudflare.get_edge_audit_logs", integration_id="cloudflare"),
+    AvailableSkill(skill_id="cloudflare.get_edge_zone_details", integration_id="cloudflare"),
+    AvailableSkill(skill_id="cloudflare.get_edge_security_center_insights", integration_id="cloudflare"),
+    AvailableSkill(skill_id="push_security.find_account_by_email", integration_id="push_security"),
+    AvailableSkill(skill_id="push_security.list_accounts", integration_id="push_security"),
+    AvailableSkill(skill_id="push_security.get_security_findings_by_email", integration_id="push_security"),
+    AvailableSkill(skill_id="slack.send_chat_message", integration_id="slack"),
 ]
 WRITE_SKILLS = [
-    AvailableSkill(skill_id="Isolate Machine", integration_id="microsoft_defender", writes=True),
-    AvailableSkill(skill_id="Create Edge Ruleset Rule", integration_id="cloudflare", writes=True),
+    AvailableSkill(skill_id="microsoft_defender.isolate_machine", integration_id="microsoft_defender", writes=True),
+    AvailableSkill(skill_id="cloudflare.create_edge_ruleset_rule", integration_id="cloudflare", writes=True),
 ]

@@ -27,7 +27,7 @@ from vigil.ai.schemas import (
 )
 from vigil.core.entities import Entities, extract_entities
 
-HUNT = "Run Advanced Hunting Query"
+HUNT = "microsoft_defender.run_advanced_hunting_query"
 ACTIVITY = "Defender: activity on the machine"
 HOST = "ws-0142.corp.contoso.com"
 C2_IP = "45.155.205.233"

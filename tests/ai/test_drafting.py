@@ -16,11 +16,11 @@ from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinit
 
 #: Input names each skill declares (from the integration catalog); a draft may use no others.
 SKILL_INPUTS = {
-    "Look up related alerts": set(),
-    "List Machines": {"hostname", "ip", "machine_id", "top"},
-    "Fetch Alerts": {"severity", "status", "since", "machine_id", "top"},
-    "Run Advanced Hunting Query": {"query"},
-    "Edge Get Account Audit Logs for Detections": {
+    "vigil.related_alerts": set(),
+    "microsoft_defender.list_machines": {"hostname", "ip", "machine_id", "top"},
+    "microsoft_defender.fetch_alerts": {"severity", "status", "since", "machine_id", "top"},
+    "microsoft_defender.run_advanced_hunting_query": {"query"},
+    "cloudflare.edge_get_account_audit_logs_for_detections": {
         "actor_email",
         "actor_ip",
         "since",
@@ -29,13 +29,13 @@ SKILL_INPUTS = {
         "page",
         "per_page",
     },
-    "Get Edge Audit Logs": {"since", "before", "page", "per_page"},
-    "Get Edge Zone Details": {"zone_id"},
-    "Get Edge Security Center Insights": {"zone_id", "severity", "page", "per_page"},
-    "Find Account by Email": {"email"},
-    "List Accounts": {"email"},
-    "Get Security Findings by Email": {"email", "include_resolved"},
-    "Send Chat Message": {"text"},
+    "cloudflare.get_edge_audit_logs": {"since", "before", "page", "per_page"},
+    "cloudflare.get_edge_zone_details": {"zone_id"},
+    "cloudflare.get_edge_security_center_insights": {"zone_id", "severity", "page", "per_page"},
+    "push_security.find_account_by_email": {"email"},
+    "push_security.list_accounts": {"email"},
+    "push_security.get_security_findings_by_email": {"email", "include_resolved"},
+    "slack.send_chat_message": {"text"},
 }
 EMAIL = "{{ entities.emails[0] if entities.emails else '' }}"
 #: A custom alert that falls in no category but names a person who can be asked.
@@ -108,7 +108,7 @@ def test_draft_starts_with_the_related_alerts_lookup(alert: AlertFacts) -> None:
     first = _draft(alert).steps[0]
 
     assert isinstance(first, SkillStep)
-    assert (first.skill, first.inputs) == ("Look up related alerts", {})
+    assert (first.skill, first.inputs) == ("vigil.related_alerts", {})
 
 
 @pytest.mark.parametrize("alert", REALISTIC, ids=_ids)
@@ -119,8 +119,13 @@ def test_draft_uses_only_declared_input_names(alert: AlertFacts) -> None:
 
 @pytest.mark.parametrize("alert", REALISTIC, ids=_ids)
 def test_draft_never_uses_write_skills_even_when_available(alert: AlertFacts) -> None:
-    writes = [*alerts.WRITE_SKILLS, AvailableSkill(skill_id="List Machines", integration_id="x", writes=True)]
-    available = [skill for skill in alerts.ALL_READ_SKILLS if skill.skill_id != "List Machines"] + writes
+    writes = [
+        *alerts.WRITE_SKILLS,
+        AvailableSkill(skill_id="microsoft_defender.list_machines", integration_id="x", writes=True),
+    ]
+    available = [
+        skill for skill in alerts.ALL_READ_SKILLS if skill.skill_id != "microsoft_defender.list_machines"
+    ] + writes
 
     used = {step.skill for step in _skill_steps(_draft(alert, available, chat_available=True))}
 
@@ -131,7 +136,7 @@ def test_draft_never_uses_write_skills_even_when_available(alert: AlertFacts) ->
 def test_draft_never_posts_to_chat_or_needs_a_zone_id(alert: AlertFacts) -> None:
     used = {step.skill for step in _skill_steps(_draft(alert, chat_available=True))}
 
-    assert not used & {"Send Chat Message", "Get Edge Zone Details"}
+    assert not used & {"slack.send_chat_message", "cloudflare.get_edge_zone_details"}
 
 
 def test_without_connected_integrations_or_chat_only_the_internal_lookup_and_analyze_remain() -> None:
@@ -213,7 +218,7 @@ def test_endpoint_draft_looks_up_the_machine_its_alerts_its_activity_and_the_fil
 def test_endpoint_draft_hunts_the_machines_processes_connections_and_files_by_host() -> None:
     step = _step(_draft(alerts.DEFENDER), "Defender: activity on the machine")
 
-    assert step.skill == "Run Advanced Hunting Query"
+    assert step.skill == "microsoft_defender.run_advanced_hunting_query"
     rendered = _render(step.inputs["query"], alerts.DEFENDER, Entities(hosts=["ws-0999.corp.contoso.com"]))
     assert rendered == (
         "union DeviceProcessEvents, DeviceNetworkEvents, DeviceFileEvents"
@@ -254,16 +259,18 @@ def test_the_hash_hunt_carries_a_later_alerts_hash() -> None:
 def test_push_security_findings_for_the_user_are_looked_up_when_available(alert: AlertFacts) -> None:
     step = _step(_draft(alert), "Push Security: findings for the user")
 
-    assert (step.skill, step.inputs) == ("Get Security Findings by Email", {"email": EMAIL})
+    assert (step.skill, step.inputs) == ("push_security.get_security_findings_by_email", {"email": EMAIL})
 
 
 def test_push_security_findings_are_not_drafted_without_the_skill() -> None:
-    available = [skill for skill in alerts.ALL_READ_SKILLS if skill.skill_id != "Get Security Findings by Email"]
+    available = [
+        skill for skill in alerts.ALL_READ_SKILLS if skill.skill_id != "push_security.get_security_findings_by_email"
+    ]
 
     skills = {step.skill for step in _skill_steps(_draft(alerts.OKTA_SIGNIN, available))}
 
-    assert "Get Security Findings by Email" not in skills
-    assert "Find Account by Email" in skills
+    assert "push_security.get_security_findings_by_email" not in skills
+    assert "push_security.find_account_by_email" in skills
 
 
 def test_sign_in_draft_looks_up_the_account_findings_and_the_address_on_endpoints() -> None:
@@ -300,10 +307,10 @@ def test_edge_change_draft_audits_the_actor_and_checks_insights() -> None:
     steps = _skill_steps(_draft(alerts.CLOUDFLARE))
 
     assert [step.skill for step in steps] == [
-        "Look up related alerts",
-        "Edge Get Account Audit Logs for Detections",
-        "Get Edge Security Center Insights",
-        "Find Account by Email",
+        "vigil.related_alerts",
+        "cloudflare.edge_get_account_audit_logs_for_detections",
+        "cloudflare.get_edge_security_center_insights",
+        "push_security.find_account_by_email",
     ]
     assert steps[1].inputs == {"actor_email": EMAIL, "per_page": "50"}
 
@@ -313,23 +320,23 @@ def test_edge_change_without_an_actor_falls_back_to_the_account_audit_log() -> N
 
     skills = [step.skill for step in _skill_steps(_draft(alert))]
 
-    assert "Get Edge Audit Logs" in skills
-    assert "Edge Get Account Audit Logs for Detections" not in skills
+    assert "cloudflare.get_edge_audit_logs" in skills
+    assert "cloudflare.edge_get_account_audit_logs_for_detections" not in skills
 
 
 def test_steps_needing_a_missing_entity_are_not_drafted() -> None:
     skills = {step.skill for step in _skill_steps(_draft(alerts.OKTA_SIGNIN))}
 
-    assert "List Machines" not in skills  # a sign-in has no machine
-    assert "Fetch Alerts" not in skills
+    assert "microsoft_defender.list_machines" not in skills  # a sign-in has no machine
+    assert "microsoft_defender.fetch_alerts" not in skills
 
 
 def test_identity_lookup_falls_back_to_list_accounts_when_it_is_the_only_push_skill() -> None:
-    available = [AvailableSkill(skill_id="List Accounts", integration_id="push_security")]
+    available = [AvailableSkill(skill_id="push_security.list_accounts", integration_id="push_security")]
 
     steps = _skill_steps(_draft(alerts.ENTRA_SIGNIN, available))
 
-    assert [step.skill for step in steps] == ["Look up related alerts", "List Accounts"]
+    assert [step.skill for step in steps] == ["vigil.related_alerts", "push_security.list_accounts"]
 
 
 # --- templates --------------------------------------------------------------------------------------------

@@ -136,7 +136,7 @@ class CountingTools:
 
 
 def test_tool_calls_beyond_the_budget_end_in_the_builtin_analyst(investigator_for: Any, llm_fake: LlmFake) -> None:
-    ask = Reply(tool_calls=(ToolCall("list_machines", {"machine_id": "1"}),))
+    ask = Reply(tool_calls=(ToolCall("microsoft_defender_list_machines", {"machine_id": "1"}),))
     llm_fake.script(ask, ask, final(VERDICT))
     tools = CountingTools()
 
@@ -144,7 +144,7 @@ def test_tool_calls_beyond_the_budget_end_in_the_builtin_analyst(investigator_fo
         ALERT, extract_entities(ALERT.alert_content), EVIDENCE, AiCalls(tools=tools, tool_skills=SKILLS)
     )
 
-    assert tools.calls == [("List Machines", {"machine_id": "1"})]
+    assert tools.calls == [("microsoft_defender.list_machines", {"machine_id": "1"})]
     assert analysis.model == "builtin"
     assert analysis.fallback_reason is not None and "(budget)" in analysis.fallback_reason
 
@@ -152,7 +152,9 @@ def test_tool_calls_beyond_the_budget_end_in_the_builtin_analyst(investigator_fo
 def test_a_conversation_over_its_token_budget_ends_in_the_builtin_analyst(
     investigator_for: Any, llm_fake: LlmFake
 ) -> None:
-    llm_fake.script(Reply(tool_calls=(ToolCall("list_machines", {"machine_id": "1"}),), input_tokens=5000))
+    llm_fake.script(
+        Reply(tool_calls=(ToolCall("microsoft_defender_list_machines", {"machine_id": "1"}),), input_tokens=5000)
+    )
 
     analysis = investigator_for(max_tokens=4000).analyze(
         ALERT, extract_entities(ALERT.alert_content), EVIDENCE, AiCalls(tools=CountingTools(), tool_skills=SKILLS)
@@ -164,16 +166,21 @@ def test_a_conversation_over_its_token_budget_ends_in_the_builtin_analyst(
 
 def test_skill_ids_become_provider_safe_tool_names_and_write_skills_are_never_tools() -> None:
     skills = [
-        AvailableSkill(skill_id="List Machines", integration_id="microsoft_defender"),
-        AvailableSkill(skill_id="List.Machines", integration_id="other"),
-        AvailableSkill(skill_id="Isolate Machine", integration_id="microsoft_defender", writes=True),
+        AvailableSkill(skill_id="microsoft_defender.list_machines", integration_id="microsoft_defender"),
+        AvailableSkill(skill_id="microsoft_defender_list.machines", integration_id="other"),
+        AvailableSkill(skill_id="microsoft_defender.isolate_machine", integration_id="microsoft_defender", writes=True),
         AvailableSkill(skill_id="final result", integration_id="other"),
     ]
 
     index = ToolIndex.of(skills)
 
-    assert sorted(index.by_name) == ["final_result_2", "list_machines", "list_machines_2"]
-    assert tool_name("Get Security Findings by Email") == "get_security_findings_by_email"
+    assert sorted(index.by_name) == [
+        "final_result_2",
+        "microsoft_defender_list_machines",
+        "microsoft_defender_list_machines_2",
+    ]
+    assert tool_name("push_security.get_security_findings_by_email") == "push_security_get_security_findings_by_email"
+    assert tool_name("Get Security Findings by Email") == "get_security_findings_by_email"  # a legacy display name
     assert all(len(name) <= 64 for name in index.by_name)
 
 
@@ -197,4 +204,4 @@ def test_the_prompt_fences_the_alert_and_the_instructions_hold_no_alert_text(
     (call,) = llm_fake.calls
     assert ALERT.alert_content not in call.system
     assert "<<<UNTRUSTED alert_content as sent by the source" in call.user_text
-    assert "List Machines" in call.user_text  # the catalog
+    assert "microsoft_defender.list_machines" in call.user_text  # the catalog

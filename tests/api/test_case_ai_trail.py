@@ -1,7 +1,8 @@
 """The case API carries the AI trail: every prompt, tool call, model response, token count and cost estimate.
 
 A real investigation runs through the durable engine against the loopback provider fake (OpenAI Chat wire): the
-model drafts the playbook, asks one follow-up question (the read-only skill "Look up related alerts") and answers.
+model drafts the playbook, asks one follow-up question (the read-only skill `vigil.related_alerts`, "Look up related
+alerts") and answers.
 """
 
 from __future__ import annotations

@@ -40,7 +40,10 @@ def test_playbook_edit_is_checked_against_the_catalog_and_saved_as_a_new_version
     step = SkillStep(name="Hosts", skill="List Machines", inputs={"hostname": "{{ entities.hosts[0] }}"})
     saved = put(_steps(step.model_dump(mode="json")))
     assert saved.status_code == 200, saved.text
-    assert saved.json()["version"] == 2 and saved.json()["definition"]["steps"][0]["skill"] == "List Machines"
+    assert (
+        saved.json()["version"] == 2
+        and saved.json()["definition"]["steps"][0]["skill"] == "microsoft_defender.list_machines"
+    )
 
 
 def test_chat_checkpoint_written_as_a_skill_step_needs_only_what_a_playbook_gives(harness: Harness) -> None:

@@ -102,7 +102,7 @@ def test_case_page_shows_the_ai_conversation_collapsed_with_prompts_tool_calls_a
     expect(ask.locator("pre.ai-prompt")).to_contain_text("Decide the disposition now.")
     expect(ask.get_by_text(f"Model: Tool call · {RELATED_TOOL}")).to_be_visible()
     # The tool call: the skill, its inputs and its output.
-    expect(tool.locator("summary")).to_contain_text(RELATED)
+    expect(tool.locator("summary")).to_contain_text("Look up related alerts")  # the console shows display names
     expect(tool.locator("summary")).to_contain_text(f"tool {RELATED_TOOL}")
     expect(tool.locator("pre.ai-inputs")).to_have_text("{}")
     expect(tool.locator("pre.ai-output")).to_contain_text('"count": 0')

@@ -60,9 +60,9 @@ def test_analyst_edits_a_playbook_and_the_next_alert_runs_the_new_version(page: 
 
     page.get_by_role("link", name="Edit steps").click()
     expect(page).to_have_url(re.compile(rf"/investigators/{playbook_uuid}/edit$"))
-    page.get_by_label("Add a step").select_option("skill:List Machines")
+    page.get_by_label("Add a step").select_option(label="List Machines")  # the picker shows display names
     page.get_by_role("button", name="Add step").click()
-    expect(step(page, 2).get_by_label("Step 2 skill")).to_have_value("List Machines")
+    expect(step(page, 2).get_by_label("Step 2 skill")).to_have_value("microsoft_defender.list_machines")
     expect(step(page, 3)).to_contain_text("Analyze")
     expect(step(page, 2).get_by_role("link", name="Microsoft Defender for Endpoint")).to_have_attribute(
         "href", "/integrations/microsoft_defender"
@@ -71,7 +71,7 @@ def test_analyst_edits_a_playbook_and_the_next_alert_runs_the_new_version(page: 
     step(page, 2).get_by_label("Step 2 input 1 name").fill("hostname")
     step(page, 2).get_by_label("Step 2 input 1 value").fill("{{ entities.hosts[0] }}")
     page.get_by_role("button", name="Move step 2 up").click()
-    expect(step(page, 1).get_by_label("Step 1 skill")).to_have_value("List Machines")
+    expect(step(page, 1).get_by_label("Step 1 skill")).to_have_value("microsoft_defender.list_machines")
     expect(step(page, 1).get_by_label("Step 1 input 1 value")).to_have_value("{{ entities.hosts[0] }}")
     page.get_by_label("Add a step").select_option("checkpoint")
     page.get_by_role("button", name="Add step").click()

@@ -78,7 +78,7 @@ def test_case_holds_verdict_evidence_and_timeline(engine_harness: Harness) -> No
     assert case["severity"] in {"informational", "low", "medium", "high", "critical"}
     assert 0 <= case["ai_confidence"] <= 1
     assert case["summary"]
-    related = [e for e in case["evidence"] if e["skill_id"] == "Look up related alerts"]
+    related = [e for e in case["evidence"] if e["skill_id"] == "vigil.related_alerts"]
     assert related and related[0]["status"] == "ok"
     assert related[0]["output"]["count"] == 1, "the first alert shares the user and IP"
     assert case["evidence"][-1]["kind"] == "analyze"

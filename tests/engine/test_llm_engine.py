@@ -125,7 +125,7 @@ def test_the_model_asks_a_follow_up_question_through_a_read_only_skill(llm_harne
     verdict = {**VERDICT, "evidence": [{"step": RELATED, "quote": "no related alerts", "finding": "first sighting"}]}
     llm_fake.script(
         final(DRAFT, input_tokens=500, output_tokens=40),
-        Reply(tool_calls=(ToolCall("look_up_related_alerts", {}),), input_tokens=700, output_tokens=15),
+        Reply(tool_calls=(ToolCall("vigil_related_alerts", {}),), input_tokens=700, output_tokens=15),
         final(verdict, input_tokens=900, output_tokens=80),
     )
 
@@ -133,9 +133,9 @@ def test_the_model_asks_a_follow_up_question_through_a_read_only_skill(llm_harne
 
     assert alert["investigation_status"] == 15
     asked, answered = llm_fake.calls[1:]
-    assert "look_up_related_alerts" in asked.tool_names and "final_result" in asked.tool_names
+    assert "vigil_related_alerts" in asked.tool_names and "final_result" in asked.tool_names
     result = answered.tool_result(asked.reply_tool_call_ids[0]) or ""
-    assert result.startswith("<<<UNTRUSTED output of skill Look up related alerts")
+    assert result.startswith("<<<UNTRUSTED output of skill vigil.related_alerts")
     kinds = [(row.stage, row.kind, row.error_kind) for row in exchanges(llm_harness)]
     assert kinds == [
         ("draft", "model", None),
@@ -187,7 +187,9 @@ def isolate_requests(fake: MdeFake) -> list[Any]:
 def test_a_model_asking_for_a_write_skill_is_refused_and_the_refusal_recorded(
     defender_llm_harness: Harness, llm_fake: LlmFake, mde_fake: MdeFake
 ) -> None:
-    isolate = ToolCall("isolate_machine", {"machine_id": "1e5bc9d7e413ddd7902c2932e418702b84d0cc07", "comment": "x"})
+    isolate = ToolCall(
+        "microsoft_defender_isolate_machine", {"machine_id": "1e5bc9d7e413ddd7902c2932e418702b84d0cc07", "comment": "x"}
+    )
     llm_fake.script(final(DRAFT), Reply(tool_calls=(isolate,)), final(VERDICT))
 
     _, alert = post_defender(defender_llm_harness)
@@ -195,11 +197,19 @@ def test_a_model_asking_for_a_write_skill_is_refused_and_the_refusal_recorded(
     assert alert["investigation_status"] == 15
     asked, answered = llm_fake.calls[1:]
     offered = set(asked.tool_names)
-    assert "list_machines" in offered
-    assert not offered & {"isolate_machine", "machine_live_response", "create_edge_ruleset_rule"}
-    assert (answered.tool_result(asked.reply_tool_call_ids[0]) or "").startswith("Refused: 'isolate_machine'")
+    assert "microsoft_defender_list_machines" in offered
+    assert not offered & {
+        "microsoft_defender_isolate_machine",
+        "microsoft_defender_machine_live_response",
+        "cloudflare_create_edge_ruleset_rule",
+    }
+    assert (answered.tool_result(asked.reply_tool_call_ids[0]) or "").startswith(
+        "Refused: 'microsoft_defender_isolate_machine'"
+    )
     refused = [row for row in exchanges(defender_llm_harness) if row.kind == "tool"]
-    assert [(r.error_kind, json.loads(r.request)["tool"]) for r in refused] == [("refused", "isolate_machine")]
+    assert [(r.error_kind, json.loads(r.request)["tool"]) for r in refused] == [
+        ("refused", "microsoft_defender_isolate_machine")
+    ]
     assert isolate_requests(mde_fake) == []
 
 
@@ -360,7 +370,7 @@ def test_an_organization_whose_model_key_no_longer_decrypts_is_investigated_by_t
 def test_metrics_carry_ai_usage_per_organization_and_model(llm_harness: Harness, llm_fake: LlmFake) -> None:
     llm_fake.script(
         final(DRAFT, input_tokens=500, output_tokens=40),
-        Reply(tool_calls=(ToolCall("look_up_related_alerts", {}),), input_tokens=700, output_tokens=15),
+        Reply(tool_calls=(ToolCall("vigil_related_alerts", {}),), input_tokens=700, output_tokens=15),
         final(VERDICT, input_tokens=900, output_tokens=80),
     )
     post(llm_harness)

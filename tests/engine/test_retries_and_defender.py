@@ -21,6 +21,8 @@ from vigil.playbooks.schemas import AnalyzeStep, OnError, PlaybookDefinition, Sk
 MACHINE_ID = mde.MACHINES[0]["id"]
 ALERT_TYPE = "Ransomware behavior detected"
 
+LIST_MACHINES = "microsoft_defender.list_machines"
+
 
 def defender_alert() -> str:
     """A Defender for Endpoint alert as its API and SIEM connector deliver it."""
@@ -160,7 +162,7 @@ def test_permanent_failure_stays_failed_until_retried(defender_harness: Harness,
     ]
     # The operator sees why, not only where: the 403 is a missing permission, by the connection test's own name.
     assert errors == [
-        ({"integration": "microsoft_defender", "skill": "List Machines", "code": "insufficient_permissions"}, 1.0)
+        ({"integration": "microsoft_defender", "skill": LIST_MACHINES, "code": "insufficient_permissions"}, 1.0)
     ]
     headers = {"Authorization": f"Bearer {key}"}
     retried = defender_harness.client.post(f"/serviceapi/alerts/{failed['alert_id']}/retry", headers=headers)
@@ -182,6 +184,33 @@ def test_defender_alert_is_investigated_with_defender_skills(defender_harness: H
     assert alert["investigation_status"] == 15
     steps = evidence(defender_harness, key, alert["case_id"])
     ran = {s["skill_id"]: s for s in steps if s["status"] == "ok" and s["skill_id"]}
-    assert {"List Machines", "Fetch Alerts"} <= set(ran), [(s["skill_id"], s["status"], s["error"]) for s in steps]
-    assert ran["List Machines"]["output"]["machines"][0]["id"] == MACHINE_ID
+    assert {LIST_MACHINES, "microsoft_defender.fetch_alerts"} <= set(ran), [
+        (s["skill_id"], s["status"], s["error"]) for s in steps
+    ]
+    assert ran[LIST_MACHINES]["output"]["machines"][0]["id"] == MACHINE_ID
     assert mde_fake.requests_to("/oauth2/v2.0/token"), "the connection's credentials were used"
+
+
+def test_a_playbook_saved_with_a_legacy_skill_name_stores_the_id_and_runs(
+    defender_harness: Harness, mde_fake: MdeFake
+) -> None:
+    """Skill ids were display names before they were namespaced: an API client still sending one is understood."""
+    key = defender_harness.add_key("ACME").api_key
+    connect_defender(defender_harness, key)
+    analyze_only = PlaybookDefinition(steps=[AnalyzeStep(name="Verdict")])
+    playbook_uuid = install_playbook(defender_harness.db, "ACME", "microsoft_defender", ALERT_TYPE, analyze_only)
+    legacy = {"kind": "skill", "name": "Machine details", "skill": "List Machines"}
+    steps = [{**legacy, "inputs": {"machine_id": "{{ entities.device_ids[0] }}"}}, {"kind": "analyze", "name": "V"}]
+    saved = defender_harness.client.put(
+        f"/serviceapi/playbooks/{playbook_uuid}",
+        json={"definition": {"steps": steps}, "note": "legacy id"},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["definition"]["steps"][0]["skill"] == LIST_MACHINES
+
+    alert = post_and_wait(defender_harness, key)
+    assert alert["investigation_status"] == 15
+    (machines,) = [s for s in evidence(defender_harness, key, alert["case_id"]) if s["name"] == "Machine details"]
+    assert (machines["skill_id"], machines["status"]) == (LIST_MACHINES, "ok"), machines
+    assert machines["output"]["machines"][0]["id"] == MACHINE_ID

@@ -11,34 +11,39 @@ from pydantic import BaseModel
 from tests.fakes.fixtures import context
 from vigil.integrations import catalog, runner
 from vigil.integrations.errors import IntegrationError, UnknownIntegrationError, UnknownSkillError
-from vigil.integrations.framework import Endpoints
+from vigil.integrations.framework import Endpoints, skill
 from vigil.integrations.http import OutboundClient
 
+#: Integration → skill id → display name (the id before ids were namespaced, shown in the console and the seed).
 EXPECTED_SKILLS = {
     "microsoft_defender": {
-        "List Machines",
-        "Fetch Alerts",
-        "Run Advanced Hunting Query",
-        "Machine Live Response",
-        "Isolate Machine",
+        "microsoft_defender.list_machines": "List Machines",
+        "microsoft_defender.fetch_alerts": "Fetch Alerts",
+        "microsoft_defender.run_advanced_hunting_query": "Run Advanced Hunting Query",
+        "microsoft_defender.machine_live_response": "Machine Live Response",
+        "microsoft_defender.isolate_machine": "Isolate Machine",
     },
     "cloudflare": {
-        "Edge Get Account Audit Logs for Detections",
-        "Get Edge Audit Logs",
-        "Get Edge Security Center Insights",
-        "List Edge Access Applications",
-        "Get Edge Zone Details",
-        "Create Edge Ruleset Rule",
+        "cloudflare.edge_get_account_audit_logs_for_detections": "Edge Get Account Audit Logs for Detections",
+        "cloudflare.get_edge_audit_logs": "Get Edge Audit Logs",
+        "cloudflare.get_edge_security_center_insights": "Get Edge Security Center Insights",
+        "cloudflare.list_edge_access_applications": "List Edge Access Applications",
+        "cloudflare.get_edge_zone_details": "Get Edge Zone Details",
+        "cloudflare.create_edge_ruleset_rule": "Create Edge Ruleset Rule",
     },
-    "slack": {"Send Chat Message", "Chat Checkpoint"},
-    "push_security": {"List Accounts", "Find Account by Email", "Get Security Findings by Email"},
+    "slack": {"slack.send_chat_message": "Send Chat Message", "chat.checkpoint": "Chat Checkpoint"},
+    "push_security": {
+        "push_security.list_accounts": "List Accounts",
+        "push_security.find_account_by_email": "Find Account by Email",
+        "push_security.get_security_findings_by_email": "Get Security Findings by Email",
+    },
 }
 WRITE_SKILLS = {
-    "Machine Live Response",
-    "Isolate Machine",
-    "Create Edge Ruleset Rule",
-    "Send Chat Message",
-    "Chat Checkpoint",
+    "microsoft_defender.machine_live_response",
+    "microsoft_defender.isolate_machine",
+    "cloudflare.create_edge_ruleset_rule",
+    "slack.send_chat_message",
+    "chat.checkpoint",
 }
 
 
@@ -64,7 +69,7 @@ def test_every_integration_and_skill_is_declared_completely() -> None:
     skills = catalog.all_skills()
     assert len({s.id for s in skills}) == len(skills), "skill ids must be unique"
     for integration in integrations:
-        assert {s.id for s in integration.skills} == EXPECTED_SKILLS[integration.id]
+        assert {s.id: s.name for s in integration.skills} == EXPECTED_SKILLS[integration.id]
         assert len({f.name for f in integration.fields}) == len(integration.fields)
         for f in integration.fields:
             assert f.help.strip() and f.label.strip(), f"{integration.id}.{f.name} needs label and help"
@@ -89,10 +94,29 @@ def test_catalog_json_shows_fields_and_skill_schemas() -> None:
     assert methods["api_token"] == ["api_token"]
     assert methods["global_api_key"] == methods["email"] == ["global_key"]
     assert methods["account_id"] == methods["zone_id"] == []
-    machines = next(s for s in data["microsoft_defender"]["skills"] if s["id"] == "List Machines")
+    machines = next(s for s in data["microsoft_defender"]["skills"] if s["id"] == "microsoft_defender.list_machines")
+    assert machines["name"] == "List Machines"
     assert machines["permissions"] == ["Machine.Read.All (or Machine.ReadWrite.All)"]  # least privilege first
     assert set(machines["input_schema"]["properties"]) == {"hostname", "ip", "machine_id", "top"}
     assert "machines" in machines["output_schema"]["properties"]
+
+
+def test_display_names_the_old_ids_still_resolve_to_the_namespaced_skills() -> None:
+    for integration_id, skills in EXPECTED_SKILLS.items():
+        for skill_id, name in skills.items():
+            assert catalog.canonical_skill_id(name) == catalog.canonical_skill_id(skill_id) == skill_id
+            assert catalog.get_skill(name).id == skill_id and catalog.skill_name(skill_id) == name
+            assert skill_id.startswith((f"{integration_id}.", "chat."))
+    assert catalog.canonical_skill_id("Look up related alerts") == catalog.RELATED_SKILL_ID == "vigil.related_alerts"
+    assert catalog.canonical_skill_id("No Such Skill") == "No Such Skill"  # left for the caller to refuse
+    names = [s.name for s in catalog.all_skills()]
+    assert len(set(names)) == len(names), "a display name shared by two skills would resolve to the first only"
+
+
+def test_a_skill_id_must_be_namespaced_by_its_integration() -> None:
+    for bad in ("List Machines", "cloudflare.list_machines", "microsoft_defender.List Machines"):
+        with pytest.raises(ValueError, match="must be microsoft_defender"):
+            skill(integration="microsoft_defender", id=bad, name="X", purpose="x", permissions=(), writes=False)
 
 
 def test_unknown_ids_raise_typed_lookup_errors() -> None:

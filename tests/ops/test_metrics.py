@@ -19,10 +19,10 @@ from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.alerts.service import transition
 from vigil.db.base import epoch_now
+from vigil.integrations.catalog import RELATED_SKILL_ID
 from vigil.integrations.chat import SentQuestion
 from vigil.investigations import checkpoints
 from vigil.investigations.models import ChatCheckpoint
-from vigil.investigations.related import RELATED_SKILL_ID
 from vigil.investigations.schemas import StepRecord
 from vigil.investigations.service import record_step
 

@@ -11,8 +11,8 @@ from tests.fakes.llm import OPENAI_KEY, LlmCall, LlmFake, Reply, ToolCall
 from vigil.settings import Settings
 
 MODEL = "openai-chat:gpt-test"
-RELATED = "Look up related alerts"
-RELATED_TOOL = "look_up_related_alerts"
+RELATED = "vigil.related_alerts"
+RELATED_TOOL = "vigil_related_alerts"
 SIGN_IN = json.dumps({"userPrincipalName": "jdoe@acme.example", "ipAddress": "203.0.113.7", "result": "success"})
 DRAFT: dict[str, Any] = {
     "steps": [{"kind": "skill", "name": "Related alerts", "skill": RELATED, "inputs": {}}],

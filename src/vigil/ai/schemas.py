@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vigil.integrations.catalog import SkillRef
+
 
 class Category(StrEnum):
     """What kind of alert this is; picks the playbook shape and the recommended actions."""
@@ -96,7 +98,7 @@ class Evidence(BaseModel):
 
     step_name: str
     kind: EvidenceKind
-    skill_id: str | None = None
+    skill_id: SkillRef | None = None
     status: EvidenceStatus
     output: dict[str, Any] | None = None
     error: str | None = None

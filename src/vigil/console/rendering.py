@@ -15,6 +15,7 @@ from markupsafe import Markup, escape
 from vigil import __version__
 from vigil.alerts.constants import InvestigationStatus
 from vigil.console.security import ConsoleSigner, csrf_anchor
+from vigil.integrations.catalog import skill_name
 from vigil.users.schemas import ConsoleIdentity
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -77,6 +78,7 @@ templates.env.filters.update(
     pretty_json=pretty_json,
     humanize=humanize,
     duration=duration_ms,
+    skill_name=skill_name,
     nl2br=nl2br,
 )
 templates.env.globals.update(version=__version__)

@@ -17,8 +17,8 @@ from vigil.alerts.models import Alert
 from vigil.auth.schemas import Principal
 from vigil.cases import service as cases_service
 from vigil.console.rendering import pretty_json
+from vigil.integrations.catalog import RELATED_SKILL_ID, canonical_skill_id
 from vigil.investigations.models import InvestigationAttempt
-from vigil.investigations.related import RELATED_SKILL_ID
 from vigil.investigations.service import AlertInvestigation
 
 #: Investigation statuses as a reader names them (the list keeps the seed's spelling, e.g. "Inprogress").
@@ -148,6 +148,11 @@ def attempt_duration_ms(attempt: InvestigationAttempt, steps: Sequence[StepLike]
     return clock if clock > measured + 1000 else measured
 
 
+def _is_related(step: StepLike) -> bool:
+    """A related-alerts step, by its skill id (legacy display name included) or by the built-in step's name."""
+    return RELATED_SKILL_ID in {canonical_skill_id(ref) for ref in (step.skill_id or "", step.name)}
+
+
 def step_views(steps: Iterable[StepLike], citations: Sequence[Citation]) -> list[StepView]:
     views = []
     for step in steps:
@@ -157,7 +162,7 @@ def step_views(steps: Iterable[StepLike], citations: Sequence[Citation]) -> list
             StepView(
                 step=step,
                 output=None if text is None else highlighted(text, [c.quote for c in cited]),
-                related=related_alerts(step.output) if RELATED_SKILL_ID in (step.skill_id, step.name) else None,
+                related=related_alerts(step.output) if _is_related(step) else None,
                 citations=cited,
             )
         )

@@ -7,9 +7,12 @@ import importlib
 import importlib.util
 import pkgutil
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import AfterValidator
 
 import vigil.integrations
+from vigil.input_types import Text
 from vigil.integrations.errors import UnknownIntegrationError, UnknownSkillError
 from vigil.integrations.framework import ConnectionField, Integration, Skill, registered_skills
 
@@ -40,6 +43,13 @@ def vendor_modules(name: str) -> list[ModuleType]:
         for package in _VENDOR_PACKAGES
         if importlib.util.find_spec(f"{package.__name__}.{name}") is not None
     ]
+
+
+#: Namespace of the skills Vigil runs itself against its own data (no connection; the engine implements them).
+VIGIL_INTEGRATION_ID = "vigil"
+RELATED_SKILL_ID = "vigil.related_alerts"
+#: Vigil's own skills: id → display name.
+VIGIL_SKILL_NAMES: dict[str, str] = {RELATED_SKILL_ID: "Look up related alerts"}
 
 
 def all_integrations() -> list[Integration]:
@@ -82,11 +92,40 @@ def all_skills() -> list[Skill]:
     return registered_skills()
 
 
-def get_skill(skill_id: str) -> Skill:
+def skill_names() -> dict[str, str]:
+    """Every skill a playbook step may name, Vigil's own and the declared ones: id → display name."""
+    names = dict(VIGIL_SKILL_NAMES)
+    names.update((declared.id, declared.name) for declared in registered_skills())
+    return names
+
+
+def canonical_skill_id(ref: str) -> str:
+    """The id of the skill `ref` names, by its id or by its display name (which was its id before ids were
+    namespaced, so stored playbooks and API clients may still send it; the first skill declaring a name wins).
+    Anything else comes back unchanged, for the caller to refuse as unknown."""
+    names = skill_names()
+    if ref in names:
+        return ref
+    return next((skill_id for skill_id, name in names.items() if name == ref), ref)
+
+
+#: A skill named in data (a playbook step, evidence): stored and compared as its canonical id, whichever way it
+#: was written.
+SkillRef = Annotated[Text, AfterValidator(canonical_skill_id)]
+
+
+def skill_name(skill_id: str) -> str:
+    """What people read for a skill id (legacy names included); an unknown id is shown as it is."""
+    return skill_names().get(canonical_skill_id(skill_id), skill_id)
+
+
+def get_skill(ref: str) -> Skill:
+    """A declared skill by its id or its legacy display name."""
+    skill_id = canonical_skill_id(ref)
     for declared in registered_skills():
         if declared.id == skill_id:
             return declared
-    raise UnknownSkillError(skill_id)
+    raise UnknownSkillError(ref)
 
 
 def field_json(f: ConnectionField) -> dict[str, Any]:
@@ -106,6 +145,7 @@ def field_json(f: ConnectionField) -> dict[str, Any]:
 def skill_json(s: Skill) -> dict[str, Any]:
     return {
         "id": s.id,
+        "name": s.name,
         "integration_id": s.integration_id,
         "purpose": s.purpose,
         "permissions": list(s.permissions),

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("vigil.chat")
 
-CHAT_CHECKPOINT_SKILL_ID = "Chat Checkpoint"
+#: The checkpoint's skill id is in the neutral ``chat`` namespace: any chat provider can answer it.
+CHAT_CHECKPOINT_SKILL_ID = "chat.checkpoint"
+CHAT_CHECKPOINT_SKILL_NAME = "Chat Checkpoint"
 
 
 class Decision(StrEnum):

@@ -250,11 +250,20 @@ OutputT = TypeVar("OutputT", bound=BaseModel)
 SkillFunc = Callable[[SkillContext, Any], Awaitable[BaseModel]]
 
 
+#: A skill id: ``<namespace>.<snake_name>``, where the namespace is the integration id (``chat`` and ``vigil`` for
+#: the capabilities that are not one vendor's). Stable: playbooks, evidence and metrics store it.
+SKILL_ID = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
+#: Namespaces of capabilities an integration implements but does not own (the chat checkpoint).
+NEUTRAL_NAMESPACES = frozenset({"chat"})
+
+
 @dataclass(frozen=True)
 class Skill:
-    """A registered skill: display id (as in the seed), purpose, vendor permissions and typed input/output."""
+    """A registered skill: stable namespaced id, display name (as in the seed), purpose, vendor permissions and
+    typed input/output."""
 
     id: str
+    name: str
     integration_id: str
     purpose: str
     permissions: tuple[str, ...]
@@ -271,9 +280,16 @@ TypedSkillFunc = Callable[[SkillContext, InputT], Awaitable[OutputT]]
 
 
 def skill(
-    *, integration: str, id: str, purpose: str, permissions: tuple[str, ...], writes: bool
+    *, integration: str, id: str, name: str, purpose: str, permissions: tuple[str, ...], writes: bool
 ) -> Callable[[TypedSkillFunc[InputT, OutputT]], TypedSkillFunc[InputT, OutputT]]:
-    """Register an ``async def f(ctx: SkillContext, params: In) -> Out``; models are read from its annotations."""
+    """Register an ``async def f(ctx: SkillContext, params: In) -> Out``; models are read from its annotations.
+
+    ``id`` is ``<integration id>.<snake_name>`` (see ``SKILL_ID``); ``name`` is what people read, and (being the id
+    skills had before ids were namespaced) still resolves to the skill."""
+
+    namespace = id.partition(".")[0]
+    if not SKILL_ID.match(id) or namespace not in {integration, *NEUTRAL_NAMESPACES}:
+        raise ValueError(f"skill id {id!r} must be {integration}.<snake_name>")
 
     def register(func: TypedSkillFunc[InputT, OutputT]) -> TypedSkillFunc[InputT, OutputT]:
         hints = get_type_hints(func)
@@ -288,6 +304,7 @@ def skill(
             raise ValueError(f"duplicate skill id {id!r}")
         _REGISTRY[id] = Skill(
             id=id,
+            name=name,
             integration_id=integration,
             purpose=purpose,
             permissions=permissions,

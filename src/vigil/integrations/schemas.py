@@ -121,6 +121,7 @@ class SkillDoc(BaseModel):
     """A skill as documented on the Skills tab: what it does, what it needs, and its typed inputs and outputs."""
 
     id: str
+    name: str
     purpose: str
     permissions: list[str]
     writes: bool

@@ -451,15 +451,17 @@ def search_integrations(query: str | None) -> list[Integration]:
         return all_integrations()
 
     def haystack(integration: Integration) -> str:
-        return " ".join([integration.name, integration.id, *(s.id for s in integration.skills)]).lower()
+        skills = (f"{s.name} {s.id}" for s in integration.skills)
+        return " ".join([integration.name, integration.id, *skills]).lower()
 
     return [i for i in all_integrations() if all(word in haystack(i) for word in words)]
 
 
-def matching_skill_ids(integration: Integration, query: str | None) -> list[str]:
-    """The skills whose names contain a word of ``query`` (why a search found the integration)."""
+def matching_skill_names(integration: Integration, query: str | None) -> list[str]:
+    """The display names of the skills whose name or id contains a word of ``query`` (why a search found the
+    integration)."""
     words = (query or "").lower().split()
-    return [s.id for s in integration.skills if words and any(word in s.id.lower() for word in words)]
+    return [s.name for s in integration.skills if words and any(word in f"{s.name} {s.id}".lower() for word in words)]
 
 
 def connection_counts(session: Session, principal: Principal) -> dict[str, int]:
@@ -628,6 +630,7 @@ def skill_docs(integration_id: str) -> tuple[SkillDoc, ...]:
         docs.append(
             SkillDoc(
                 id=declared["id"],
+                name=declared["name"],
                 purpose=declared["purpose"],
                 permissions=declared["permissions"],
                 writes=declared["writes"],

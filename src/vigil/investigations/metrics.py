@@ -14,11 +14,10 @@ from vigil.ai.schemas import EvidenceStatus
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.db.base import epoch_now
-from vigil.integrations.catalog import get_skill
+from vigil.integrations.catalog import RELATED_SKILL_ID, VIGIL_INTEGRATION_ID, canonical_skill_id, get_skill
 from vigil.integrations.errors import UnknownSkillError
 from vigil.investigations.checkpoints import CheckpointStatus
 from vigil.investigations.models import ChatCheckpoint, InvestigationStep
-from vigil.investigations.related import RELATED_SKILL_ID
 from vigil.metrics import (
     DURATION_BUCKETS,
     RECENT_WINDOW_SECONDS,
@@ -35,7 +34,6 @@ OPEN = (*PENDING, InvestigationStatus.IN_PROGRESS)
 #: Statuses of finished work: nearly every alert, so counted over the recent window only.
 FINISHED = (InvestigationStatus.COMPLETED, InvestigationStatus.FAILED)
 #: The integration label of Vigil's own skills (no vendor behind them).
-VIGIL_INTEGRATION = "vigil"
 #: The code label of failed steps recorded before steps kept their error code.
 UNKNOWN_ERROR_CODE = "unknown"
 
@@ -161,8 +159,8 @@ def _skill_errors(session: Session, since: int) -> list[SkillErrors]:
 
 def integration_of(skill_id: str) -> str:
     """The integration that declares a skill; Vigil's own skills (and skills no longer declared) say so."""
-    if skill_id == RELATED_SKILL_ID:
-        return VIGIL_INTEGRATION
+    if canonical_skill_id(skill_id) == RELATED_SKILL_ID:
+        return VIGIL_INTEGRATION_ID
     try:
         return get_skill(skill_id).integration_id
     except UnknownSkillError:

@@ -28,7 +28,6 @@ from vigil.alerts.models import Alert
 from vigil.core.entities import Entities, EntityKind, extract_entities, is_public_ip
 from vigil.db.base import epoch_now
 
-RELATED_SKILL_ID = "Look up related alerts"
 WINDOW_SECONDS = 30 * 86400
 MAX_CANDIDATES = 500
 MAX_RESULTS = 25

@@ -17,7 +17,15 @@ from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 from vigil.integrations.bridge import AsyncBridge
-from vigil.integrations.catalog import all_skills, chat_provider, get_integration, get_skill
+from vigil.integrations.catalog import (
+    RELATED_SKILL_ID,
+    all_skills,
+    canonical_skill_id,
+    chat_provider,
+    get_integration,
+    get_skill,
+    skill_name,
+)
 from vigil.integrations.chat import (
     CHAT_CHECKPOINT_SKILL_ID,
     ChatCheckpointStepInput,
@@ -31,7 +39,7 @@ from vigil.integrations.framework import SkillContext
 from vigil.integrations.runner import run_skill, run_vendor_call
 from vigil.investigations import checkpoints
 from vigil.investigations.checkpoints import CheckpointStatus
-from vigil.investigations.related import RELATED_SKILL_ID, related_alerts
+from vigil.investigations.related import related_alerts
 from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, StepRecord
 from vigil.investigations.service import organization_of
 from vigil.investigations.templates import TemplateRenderError, render_inputs
@@ -194,7 +202,11 @@ class StepRunner:
         except Exception as error:
             logger.exception("internal skill %r failed", step.skill)
             return self._failed(
-                base, step, f"{step.skill} failed: {type(error).__name__}", code="internal_error", transient=True
+                base,
+                step,
+                f"{skill_name(step.skill)} failed: {type(error).__name__}",
+                code="internal_error",
+                transient=True,
             )
         return StepRecord(**base, status=EvidenceStatus.OK, output=output)
 
@@ -226,7 +238,7 @@ class StepRunner:
                 output = self.bridge.run(run_skill(step.skill, context, inputs), timeout)
                 return StepRecord(**base, status=EvidenceStatus.OK, output=output)
             except TimeoutError:
-                message = f"{vendor} did not finish {step.skill} within {timeout:g} s"
+                message = f"{vendor} did not finish {skill.name} within {timeout:g} s"
                 last_error = IntegrationError(code="skill_timeout", message=message, transient=True)
             except IntegrationError as error:
                 last_error = error
@@ -234,7 +246,7 @@ class StepRunner:
                     break
             except Exception as error:
                 logger.warning("skill %r could not read its vendor's answer: %s", step.skill, type(error).__name__)
-                last_error = _unreadable(vendor, step.skill, error)
+                last_error = _unreadable(vendor, skill.name, error)
                 break
             if skill.writes:
                 # A write may have reached the vendor before the failure; sending it again could
@@ -249,7 +261,8 @@ class StepRunner:
     def run_follow_up(self, plan: InvestigationPlan, skill_id: str, inputs: dict[str, str]) -> StepRecord:
         """A read-only skill the AI asked for mid-analysis; its inputs are literal values, never templates."""
         started, clock = epoch_now(), time.perf_counter()
-        step = SkillStep(name=f"Follow-up: {skill_id}", skill=skill_id)
+        skill_id = canonical_skill_id(skill_id)
+        step = SkillStep(name=f"Follow-up: {skill_name(skill_id)}", skill=skill_id)
         base: dict[str, Any] = {
             "position": -1,
             "name": step.name,
@@ -266,7 +279,7 @@ class StepRunner:
             except UnknownSkillError:
                 return self._failed(base, step, f"Unknown skill {skill_id!r}", code="unknown_skill", transient=False)
             if writes:
-                refusal = f"Refused: {skill_id} changes systems; only a person may run it"
+                refusal = f"Refused: {skill_name(skill_id)} changes systems; only a person may run it"
                 return self._failed(base, step, refusal, code="write_refused", transient=False)
             record = self._run_vendor_skill(plan, step, base, inputs)
         record.duration_ms = int((time.perf_counter() - clock) * 1000)

@@ -28,7 +28,7 @@ from vigil.ai.transcript import Exchange
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
 from vigil.errors import VigilError
-from vigil.integrations.catalog import all_skills, chat_integration_ids
+from vigil.integrations.catalog import VIGIL_INTEGRATION_ID, all_skills, chat_integration_ids
 from vigil.investigations import checkpoints, flows, service
 from vigil.investigations.checkpoints import CHECKPOINT_TOPIC
 from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan, Progress, StepRecord
@@ -40,7 +40,6 @@ QUEUE_NAME = "investigations"
 # A checkpoint's wait is cut into slices of at most this long; each slice re-reads the row. It also bounds how
 # long a stopping engine waits for its waiting workflows to notice (a DBOS recv cannot be interrupted).
 CHECKPOINT_SLICE_SECONDS = 15.0
-VIGIL_INTEGRATION = "vigil"
 #: Looking up, then storing, the playbook races only with its deletion; two rounds settle it.
 PLAN_ATTEMPTS = 2
 
@@ -279,7 +278,7 @@ def _skills_available(organization_uuid_text: str) -> str:
         for s in all_skills()
         if s.integration_id in connected
     ] + [
-        AvailableSkill(skill_id=name, integration_id=VIGIL_INTEGRATION, purpose=purpose, input_schema=NO_INPUTS)
+        AvailableSkill(skill_id=name, integration_id=VIGIL_INTEGRATION_ID, purpose=purpose, input_schema=NO_INPUTS)
         for name, purpose in INTERNAL_SKILL_PURPOSES.items()
     ]
     return _SkillsAvailable(skills=skills, chat_ready=chat_ready).model_dump_json()

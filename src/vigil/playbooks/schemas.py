@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS, Text
+from vigil.integrations.catalog import SkillRef
 
 
 class OnError(StrEnum):
@@ -25,7 +26,11 @@ class SkillStep(_Step):
     """Run one integration skill; inputs are Jinja templates over `alert` and `entities`."""
 
     kind: Literal["skill"] = "skill"
-    skill: Text = Field(min_length=1, description="Skill id from the catalog, e.g. 'List Machines'.")
+    skill: SkillRef = Field(
+        min_length=1,
+        description="Skill id from the catalog, e.g. 'microsoft_defender.list_machines'. A skill's display name "
+        "(its id before ids were namespaced, e.g. 'List Machines') is accepted and stored as the id.",
+    )
     connection: Text | None = Field(
         default=None, description="Connection instance name; null means any connected instance."
     )

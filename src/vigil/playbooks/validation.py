@@ -9,6 +9,7 @@ from jinja2 import TemplateSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel
 
+from vigil.integrations.catalog import skill_name
 from vigil.playbooks.schemas import CheckpointStep, PlaybookDefinition, SkillStep
 
 # Parses (never renders) step templates at save time, so a typo fails the edit instead of the next alert.
@@ -44,13 +45,14 @@ def step_problems(definition: PlaybookDefinition, skill_inputs: Mapping[str, typ
 def _input_problems(step: SkillStep, model: type[BaseModel]) -> list[tuple[str, str]]:
     declared = model.model_fields
     accepted = ", ".join(declared) or "no inputs"
+    skill = skill_name(step.skill)  # as people read it
     problems = [
-        (name, f"{step.skill} has no input {name!r} (it accepts: {accepted}).")
+        (name, f"{skill} has no input {name!r} (it accepts: {accepted}).")
         for name in step.inputs
         if name not in declared
     ]
     problems += [
-        (name, f"{step.skill} needs the input {name!r}.")
+        (name, f"{skill} needs the input {name!r}.")
         for name, info in declared.items()
         if info.is_required() and not step.inputs.get(name, "").strip()
     ]

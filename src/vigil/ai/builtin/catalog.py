@@ -13,25 +13,22 @@ from enum import StrEnum
 
 from vigil.core.entities import Entities, EntityKind
 
-#: Integration id of skills Vigil runs itself (no connection needed, always available).
-VIGIL_INTEGRATION_ID = "vigil"
-
 
 class SkillId(StrEnum):
     """Skill ids exactly as the integration catalog declares them."""
 
-    RELATED_ALERTS = "Look up related alerts"
-    LIST_MACHINES = "List Machines"
-    FETCH_ALERTS = "Fetch Alerts"
-    HUNTING_QUERY = "Run Advanced Hunting Query"
-    EDGE_DETECTION_AUDIT_LOGS = "Edge Get Account Audit Logs for Detections"
-    EDGE_AUDIT_LOGS = "Get Edge Audit Logs"
-    EDGE_ZONE_DETAILS = "Get Edge Zone Details"
-    EDGE_INSIGHTS = "Get Edge Security Center Insights"
-    FIND_ACCOUNT = "Find Account by Email"
-    LIST_ACCOUNTS = "List Accounts"
-    SECURITY_FINDINGS = "Get Security Findings by Email"
-    SEND_CHAT_MESSAGE = "Send Chat Message"
+    RELATED_ALERTS = "vigil.related_alerts"
+    LIST_MACHINES = "microsoft_defender.list_machines"
+    FETCH_ALERTS = "microsoft_defender.fetch_alerts"
+    HUNTING_QUERY = "microsoft_defender.run_advanced_hunting_query"
+    EDGE_DETECTION_AUDIT_LOGS = "cloudflare.edge_get_account_audit_logs_for_detections"
+    EDGE_AUDIT_LOGS = "cloudflare.get_edge_audit_logs"
+    EDGE_ZONE_DETAILS = "cloudflare.get_edge_zone_details"
+    EDGE_INSIGHTS = "cloudflare.get_edge_security_center_insights"
+    FIND_ACCOUNT = "push_security.find_account_by_email"
+    LIST_ACCOUNTS = "push_security.list_accounts"
+    SECURITY_FINDINGS = "push_security.get_security_findings_by_email"
+    SEND_CHAT_MESSAGE = "slack.send_chat_message"
 
 
 def first(kind: EntityKind) -> str:

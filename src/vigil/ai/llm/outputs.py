@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vigil.ai.schemas import Analysis, AvailableSkill, Category, Citation, Disposition, Evidence, Severity, Verdict
+from vigil.integrations.catalog import canonical_skill_id
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, OnError, PlaybookDefinition, PlaybookStep, SkillStep
 from vigil.playbooks.validation import step_problems
 
@@ -90,7 +91,7 @@ def to_playbook(
                 )
                 asked_first = True
             continue
-        skill = offered.get(drafted.skill or "")
+        skill = offered.get(canonical_skill_id(drafted.skill or ""))  # a display name is accepted too
         if skill is None:
             problems.append(f"{where}: {drafted.skill!r} is not a skill in the catalog given.")
             continue

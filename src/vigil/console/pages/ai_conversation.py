@@ -13,6 +13,7 @@ from typing import Any
 
 from vigil.ai.transcript import Exchange, ExchangeKind, ExchangeTotals, Stage
 from vigil.console.rendering import humanize, pretty_json
+from vigil.integrations.catalog import skill_name
 
 #: pydantic-ai's name for the structured-answer tool (vigil.ai.llm.tools.OUTPUT_TOOL).
 FINAL_ANSWER_TOOL = "final_result"
@@ -134,7 +135,7 @@ def _tool_row(exchange: Exchange, common: dict[str, Any]) -> Row:
     received = [] if exchange.response is None else [Part("Output", pretty_json(exchange.response), "output")]
     return Row(
         **common,
-        title=str(skill_id) if skill_id else tool,
+        title=skill_name(str(skill_id)) if skill_id else tool,
         subtitle=f"tool {tool}" if skill_id else "a tool the model was not offered",
         tokens="",
         cost="",

@@ -318,7 +318,7 @@ def catalog(request: Request, identity: IdentityDep, db: DbDep, q: str = "") -> 
             "integration": integration,
             "skills": len(integration.skills),
             "connections": counts.get(integration.id, 0),
-            "matching_skills": service.matching_skill_ids(integration, query),
+            "matching_skills": service.matching_skill_names(integration, query),
         }
         for integration in service.search_integrations(query)
     ]

@@ -26,7 +26,7 @@ from vigil.console.errors import is_htmx
 from vigil.console.rendering import render
 from vigil.errors import Conflict, ValidationFailed
 from vigil.integrations import service as integrations_service
-from vigil.integrations.catalog import all_integrations
+from vigil.integrations.catalog import VIGIL_SKILL_NAMES, all_integrations, canonical_skill_id
 from vigil.investigations.steps import INTERNAL_SKILLS, playbook_skill_inputs
 from vigil.orgs import service as orgs_service
 from vigil.playbooks import service as playbooks_service
@@ -48,6 +48,7 @@ NEW_CHECKPOINT_QUESTION = (
 @dataclass(frozen=True)
 class SkillInfo:
     id: str
+    name: str
     integration_id: str | None
     integration_name: str
     purpose: str
@@ -61,12 +62,18 @@ class Catalog:
     groups: tuple[tuple[str, tuple[str, ...]], ...]  # integration name → skill ids, for the add-step picker
     input_models: dict[str, type[BaseModel]]
 
+    def info(self, ref: str) -> SkillInfo | None:
+        """The skill a step names, by id or by display name (legacy playbooks, a hand-typed name)."""
+        return self.skills.get(canonical_skill_id(ref.strip()))
+
 
 @functools.cache
 def catalog() -> Catalog:
     """What the editor offers and checks against: the integrations' skills plus Vigil's internal ones."""
     skills: dict[str, SkillInfo] = {
-        skill_id: SkillInfo(skill_id, None, BUILTIN, "Runs inside Vigil on its own data.", False, ())
+        skill_id: SkillInfo(
+            skill_id, VIGIL_SKILL_NAMES[skill_id], None, BUILTIN, "Runs inside Vigil on its own data.", False, ()
+        )
         for skill_id in INTERNAL_SKILLS
     }
     models = playbook_skill_inputs()
@@ -78,7 +85,7 @@ def catalog() -> Catalog:
                 for name, info in declared.input_model.model_fields.items()
             )
             skills[declared.id] = SkillInfo(
-                declared.id, integration.id, integration.name, declared.purpose, declared.writes, fields
+                declared.id, declared.name, integration.id, integration.name, declared.purpose, declared.writes, fields
             )
         groups.append((integration.name, tuple(s.id for s in integration.skills)))
     return Catalog(skills=skills, groups=tuple(groups), input_models=models)
@@ -242,9 +249,11 @@ class StepDraft:
         if choice == "analyze":
             return cls(kind="analyze", name="AI analysis")
         skill_id = choice.removeprefix("skill:")
-        info = catalog().skills.get(skill_id)
-        inputs = [(name, "") for name, required, _ in info.inputs if required] if info else []
-        return cls(kind="skill", name=skill_id, skill=skill_id, inputs=inputs)
+        info = catalog().info(skill_id)
+        if info is None:
+            return cls(kind="skill", name=skill_id, skill=skill_id)
+        inputs = [(name, "") for name, required, _ in info.inputs if required]
+        return cls(kind="skill", name=info.name, skill=info.id, inputs=inputs)
 
     def raw(self) -> dict[str, Any]:
         """The step as the playbook schema expects it (pydantic reports what is wrong)."""
@@ -334,14 +343,14 @@ def _apply(op: str, drafts: list[StepDraft], new_step: str) -> str | None:
 def _console_problems(drafts: list[StepDraft], connections: dict[str, list[str]]) -> list[dict[str, Any]]:
     """What only the console can check: repeated input names (a form can send them) and unknown connections."""
     problems: list[dict[str, Any]] = []
-    skills = catalog().skills
+    known = catalog()
     for index, draft in enumerate(drafts):
         if draft.kind != "skill":
             continue
         names = [name.strip() for name, _ in draft.inputs if name.strip()]
         for name in sorted({n for n in names if names.count(n) > 1}):
             problems.append({"field": f"steps.{index}.inputs.{name}", "message": f"The input {name!r} is given twice."})
-        info = skills.get(draft.skill.strip())
+        info = known.info(draft.skill)
         chosen = draft.connection.strip()
         if (
             chosen

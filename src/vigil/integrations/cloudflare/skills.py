@@ -74,7 +74,8 @@ async def _audit_logs(ctx: SkillContext, params: AuditLogsInput, filters: dict[s
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Edge Get Account Audit Logs for Detections",
+    id="cloudflare.edge_get_account_audit_logs_for_detections",
+    name="Edge Get Account Audit Logs for Detections",
     purpose="Audit logs for detection use, filtered by actor email or IP, time range and zone, with pagination.",
     permissions=("Audit Logs (Account: Read)", "Account Settings (Account: Read)"),
     writes=False,
@@ -91,7 +92,8 @@ async def audit_logs_for_detections(ctx: SkillContext, params: DetectionAuditLog
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Get Edge Audit Logs",
+    id="cloudflare.get_edge_audit_logs",
+    name="Get Edge Audit Logs",
     purpose="Fetches account audit logs of changes and activities.",
     permissions=("Audit Logs (Account: Read)",),
     writes=False,
@@ -115,7 +117,8 @@ class InsightsOutput(SkillOutput):
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Get Edge Security Center Insights",
+    id="cloudflare.get_edge_security_center_insights",
+    name="Get Edge Security Center Insights",
     purpose="Fetches Security Center insights for the account or one zone.",
     permissions=("Security Insights (Account: Read)", "Zone WAF (Zone: Read)"),
     writes=False,
@@ -158,7 +161,8 @@ _ACCESS_APPS_MAX_PAGES = 20
 
 @skill(
     integration=INTEGRATION_ID,
-    id="List Edge Access Applications",
+    id="cloudflare.list_edge_access_applications",
+    name="List Edge Access Applications",
     purpose="Lists Zero Trust Access applications of the account or a zone, filtered by name or domain.",
     permissions=("Access: Apps and Policies (Account: Read)", "Zone (Zone: Read)"),
     writes=False,
@@ -196,7 +200,8 @@ class ZoneDetailsOutput(SkillOutput):
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Get Edge Zone Details",
+    id="cloudflare.get_edge_zone_details",
+    name="Get Edge Zone Details",
     purpose="Gets zones of the account with optional name/status filters, or one zone by ID.",
     permissions=("Zone (Zone: Read)", "Zone Settings (Zone: Read)"),
     writes=False,
@@ -236,7 +241,8 @@ class CreateRuleOutput(SkillOutput):
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Create Edge Ruleset Rule",
+    id="cloudflare.create_edge_ruleset_rule",
+    name="Create Edge Ruleset Rule",
     purpose="Creates a rule (e.g. a WAF custom block) in a ruleset of the account or a zone.",
     permissions=("Account Rulesets (Account: Edit)", "Zone WAF (Zone: Edit)"),
     writes=True,

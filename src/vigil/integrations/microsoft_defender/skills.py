@@ -50,7 +50,8 @@ class ListMachinesOutput(SkillOutput):
 
 @skill(
     integration=INTEGRATION_ID,
-    id="List Machines",
+    id="microsoft_defender.list_machines",
+    name="List Machines",
     purpose="Lists onboarded machines, optionally filtered by host name, IP address or machine ID.",
     permissions=("Machine.Read.All (or Machine.ReadWrite.All)",),
     writes=False,
@@ -85,7 +86,8 @@ class FetchAlertsOutput(SkillOutput):
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Fetch Alerts",
+    id="microsoft_defender.fetch_alerts",
+    name="Fetch Alerts",
     purpose="Fetches security alerts, filterable by severity, status, creation time and machine.",
     permissions=("Alert.Read.All (or Alert.ReadWrite.All)",),
     writes=False,
@@ -126,7 +128,8 @@ class AdvancedHuntingOutput(SkillOutput):
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Run Advanced Hunting Query",
+    id="microsoft_defender.run_advanced_hunting_query",
+    name="Run Advanced Hunting Query",
     purpose="Runs an advanced hunting (KQL) query and returns its rows.",
     permissions=("AdvancedQuery.Read.All",),
     writes=False,
@@ -179,7 +182,8 @@ class MachineActionOutput(SkillOutput):
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Machine Live Response",
+    id="microsoft_defender.machine_live_response",
+    name="Machine Live Response",
     purpose="Starts a live response session on a machine running PutFile/RunScript/GetFile commands.",
     permissions=("Machine.LiveResponse",),
     writes=True,
@@ -207,7 +211,8 @@ class IsolateMachineInput(SkillInput):
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Isolate Machine",
+    id="microsoft_defender.isolate_machine",
+    name="Isolate Machine",
     purpose="Isolates a machine from the network (Full or Selective) until it is released.",
     permissions=("Machine.Isolate",),
     writes=True,

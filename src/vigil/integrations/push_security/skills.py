@@ -37,7 +37,8 @@ class ListAccountsOutput(SkillOutput):
 
 @skill(
     integration=INTEGRATION_ID,
-    id="List Accounts",
+    id="push_security.list_accounts",
+    name="List Accounts",
     purpose="Lists the SaaS accounts Push observed, filtered by email, app, employee, password or last use.",
     permissions=("API key: Read only",),
     writes=False,
@@ -77,7 +78,8 @@ _LOOKUP_MAX_PAGES = 10
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Find Account by Email",
+    id="push_security.find_account_by_email",
+    name="Find Account by Email",
     purpose="Finds every SaaS account registered with one email address.",
     permissions=("API key: Read only",),
     writes=False,
@@ -132,7 +134,8 @@ def _newest_first(record: PushFinding | PushDetection) -> int:
 
 @skill(
     integration=INTEGRATION_ID,
-    id="Get Security Findings by Email",
+    id="push_security.get_security_findings_by_email",
+    name="Get Security Findings by Email",
     purpose=(
         "Shows what Push knows about one user: open findings on their accounts (no MFA, reused, weak, leaked or "
         "stolen password, shared account) and their detections (phishing pages, AiTM kits, stolen credentials)."

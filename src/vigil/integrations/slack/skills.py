@@ -6,6 +6,7 @@ from pydantic import Field
 
 from vigil.integrations.chat import (
     CHAT_CHECKPOINT_SKILL_ID,
+    CHAT_CHECKPOINT_SKILL_NAME,
     ChatCheckpointInput,
     ChatCheckpointOutput,
     ChatQuestion,
@@ -27,7 +28,8 @@ class SendChatMessageOutput(SkillOutput):
 
 @skill(
     integration=SLACK_INTEGRATION_ID,
-    id="Send Chat Message",
+    id="slack.send_chat_message",
+    name="Send Chat Message",
     purpose="Posts a notification to the connection's channel through its incoming webhook.",
     permissions=("incoming-webhook",),
     writes=True,
@@ -40,6 +42,7 @@ async def send_chat_message(ctx: SkillContext, params: SendChatMessageInput) -> 
 @skill(
     integration=SLACK_INTEGRATION_ID,
     id=CHAT_CHECKPOINT_SKILL_ID,
+    name=CHAT_CHECKPOINT_SKILL_NAME,
     purpose="Asks a user in a Slack direct message to confirm suspected activity (Confirm it was me / It was not "
     "me, or a yes/no reply) and pauses the playbook until they answer or the timeout passes; the answer becomes "
     "evidence.",
