@@ -228,5 +228,6 @@ def test_catalog_lists_every_integration_with_fields_and_skill_schemas(api: Harn
     assert set(by_id) == {"microsoft_defender", "cloudflare", "slack", "push_security"}
     assert by_id["cloudflare"]["auth_method_field"] == "auth_method"
     assert {f["name"] for f in by_id["microsoft_defender"]["fields"]} == {"tenant_id", "client_id", "client_secret"}
-    skill = next(s for s in by_id["cloudflare"]["skills"] if s["id"] == "Get Edge Audit Logs")
+    skill = next(s for s in by_id["cloudflare"]["skills"] if s["id"] == "cloudflare.get_edge_audit_logs")
+    assert skill["name"] == "Get Edge Audit Logs"
     assert skill["input_schema"]["type"] == "object" and skill["output_schema"]["type"] == "object"
