@@ -151,13 +151,11 @@ class Rig:
         self.workdir = workdir
         self.name = f"vigil_bench_inv_{uuid.uuid4().hex[:10]}"
         self.url = admin_url(self.name)
+        urls = vendor_urls(mde=fakes.mde.url, cloudflare=fakes.cloudflare.url, slack=fakes.slack.api_url)
         self.env = {
             "VIGIL_DATABASE_URL": self.url,
             "VIGIL_SECRET_KEY": Fernet.generate_key().decode(),
-            "VIGIL_MDE_AUTH_URL": fakes.mde.url,
-            "VIGIL_MDE_API_URL": fakes.mde.url,
-            "VIGIL_EDGE_API_URL": fakes.cloudflare.url,
-            "VIGIL_CHAT_API_URL": fakes.slack.api_url,
+            "VIGIL_VENDOR_URLS": json.dumps(urls),  # the worker processes call the fakes too
             "VIGIL_LOG_LEVEL": "WARNING",
             "VIGIL_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",  # the loopback fakes stand in for the vendors
         }
@@ -165,7 +163,7 @@ class Rig:
             database_url=self.url,
             data_dir=workdir / "api",
             secret_key=self.env["VIGIL_SECRET_KEY"],
-            vendor_urls=vendor_urls(mde=fakes.mde.url, cloudflare=fakes.cloudflare.url, slack=fakes.slack.api_url),
+            vendor_urls=urls,
             outbound_allowed_hosts=[self.env["VIGIL_OUTBOUND_ALLOWED_HOSTS"]],
             rate_limit_per_second=100_000,
             rate_limit_burst=100_000,
