@@ -8,9 +8,10 @@ import pytest
 from sqlalchemy import select
 
 from tests.support.harness import Harness
-from vigil.ai.schemas import Analysis, Category, Disposition, Severity, Verdict
+from vigil.ai.schemas import Analysis, Disposition, Severity, Verdict
 from vigil.alerts.models import Alert
 from vigil.cases import service as cases_service
+from vigil.evidence.knowledge import Category
 from vigil.users import service as users_service
 from vigil.users.schemas import Role
 

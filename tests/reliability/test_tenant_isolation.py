@@ -23,13 +23,14 @@ from sqlalchemy import or_, select
 
 from tests.reliability.record import record
 from tests.support.harness import Harness
-from vigil.ai.schemas import Analysis, Category, Disposition, Severity, Verdict
+from vigil.ai.schemas import Analysis, Disposition, Severity, Verdict
 from vigil.alerts.models import Alert
 from vigil.cases import service as cases_service
 from vigil.console.deps import require_admin, require_writer
 from vigil.console.security import CSRF_HEADER
 from vigil.db.base import Base
 from vigil.db.session import Database
+from vigil.evidence.knowledge import Category
 from vigil.playbooks import service as playbooks_service
 from vigil.playbooks.schemas import AnalyzeStep, PlaybookDefinition
 from vigil.users import service as users_service

@@ -7,20 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vigil.evidence.knowledge import Category
 from vigil.integrations.catalog import SkillRef
-
-
-class Category(StrEnum):
-    """What kind of alert this is; picks the playbook shape and the recommended actions."""
-
-    IDENTITY_SIGNIN = "identity_signin"
-    ENDPOINT_MALWARE = "endpoint_malware"
-    CLOUD_CREDENTIALS = "cloud_credentials"
-    DATA_EXFILTRATION = "data_exfiltration"
-    EDGE_WAF_CHANGE = "edge_waf_change"
-    ACCOUNT_CHANGE = "account_change"
-    PHISHING = "phishing"
-    GENERIC = "generic"
 
 
 class Verdict(StrEnum):

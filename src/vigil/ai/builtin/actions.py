@@ -1,14 +1,22 @@
-"""Recommended next steps per category and disposition: what a SOC runbook would tell the analyst to do."""
+"""Recommended next steps per category and disposition: what a SOC runbook would tell the analyst to do.
+
+Containment is said in a product's own terms when the investigation used it (its folder declares how, see
+`vigil.evidence.knowledge`), in general terms otherwise.
+"""
 
 from __future__ import annotations
 
-from vigil.ai.schemas import Category, Disposition
+from collections.abc import Sequence
+
+from vigil.ai.builtin import vendor_knowledge
+from vigil.ai.schemas import Disposition, Evidence, EvidenceStatus
+from vigil.evidence.knowledge import Category
 
 CONTAINMENT: dict[Category, tuple[str, ...]] = {
     Category.ENDPOINT_MALWARE: (
-        "Isolate the machine in Defender until it is cleaned",
-        "Collect an investigation package from the machine",
-        "Add the file hash to Defender's block indicators and hunt for it across the fleet",
+        "Isolate the machine in the endpoint protection until it is cleaned",
+        "Collect a forensic triage package from the machine",
+        "Block the file hash in the endpoint protection and hunt for it across the fleet",
         "Reset the credentials of users signed in to the machine",
     ),
     Category.IDENTITY_SIGNIN: (
@@ -30,10 +38,10 @@ CONTAINMENT: dict[Category, tuple[str, ...]] = {
         "Notify the data owner and legal or privacy according to the incident plan",
     ),
     Category.EDGE_WAF_CHANGE: (
-        "Revert the Cloudflare setting or rule change",
-        "Rotate the actor's Cloudflare API tokens and keys",
+        "Revert the setting or rule change",
+        "Rotate the actor's API tokens and keys",
         "Review the account audit log for other changes by the actor",
-        "Enforce two-factor authentication for Cloudflare dashboard members",
+        "Enforce two-factor authentication for the account's dashboard members",
     ),
     Category.ACCOUNT_CHANGE: (
         "Revert the account, role or MFA change",
@@ -53,19 +61,22 @@ CONTAINMENT: dict[Category, tuple[str, ...]] = {
 }
 
 
-def recommended_actions(category: Category, disposition: Disposition, unusable: list[str]) -> list[str]:
+def recommended_actions(category: Category, disposition: Disposition, evidence: Sequence[Evidence]) -> list[str]:
     """Containment for a true positive, closure for benign outcomes, the open question for pending."""
+    used = {item.skill_id for item in evidence if item.skill_id}
+    containment = vendor_knowledge.containment(category, used) or CONTAINMENT[category]
     if disposition is Disposition.TRUE_POSITIVE:
-        actions = list(CONTAINMENT[category])
+        actions = list(containment)
     elif disposition is Disposition.PENDING:
         actions = [
             "Resolve the open question with the user's manager or the change record before closing",
-            *CONTAINMENT[category][:2],
+            *containment[:2],
         ]
     else:
         actions = [f"Close the case as {disposition.value.replace('_', ' ')} after review"]
         if disposition is Disposition.FALSE_POSITIVE:
             actions.append("Tune the detection or allow-list the cause so this pattern stops alerting")
+    unusable = [item.step_name for item in evidence if item.status not in (EvidenceStatus.OK, EvidenceStatus.WAITING)]
     if unusable:
         actions.append("Fix or connect the integrations for: " + ", ".join(unusable))
     return actions

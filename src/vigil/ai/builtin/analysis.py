@@ -8,9 +8,11 @@ from vigil.ai.builtin.actions import recommended_actions
 from vigil.ai.builtin.decision import Decision, decide
 from vigil.ai.builtin.document import fields_of
 from vigil.ai.builtin.scoring import score_evidence
-from vigil.ai.builtin.signals import ALERT_SOURCE, Signal
-from vigil.ai.schemas import AlertFacts, Analysis, Category, Disposition, Evidence, EvidenceStatus
+from vigil.ai.builtin.signals import citation
+from vigil.ai.schemas import AlertFacts, Analysis, Disposition, Evidence, EvidenceStatus
 from vigil.core.entities import Entities, EntityKind
+from vigil.evidence.knowledge import Category
+from vigil.evidence.signals import ALERT_SOURCE, Signal
 
 SUMMARY_DRIVERS = 3
 SUMMARY_ACTIONS = 2
@@ -29,8 +31,7 @@ def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence:
     signals = score_evidence(alert, entities, evidence)
     decision = decide(category, signals, evidence)
     ranked = sorted(signals, key=lambda signal: -abs(signal.points))  # stable: ties keep rule order
-    unusable = [item.step_name for item in evidence if item.status not in (EvidenceStatus.OK, EvidenceStatus.WAITING)]
-    actions = recommended_actions(category, decision.disposition, unusable)
+    actions = recommended_actions(category, decision.disposition, evidence)
     subject = subject_entities(entities)
     resource = resources_of(alert)
     if resource:
@@ -48,7 +49,7 @@ def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence:
         + [_failure(item) for item in evidence if item.status is EvidenceStatus.ERROR],
         recommended_actions=actions,
         category=category,
-        citations=[signal.citation() for signal in ranked if signal.points or signal.quote],
+        citations=[citation(signal) for signal in ranked if signal.points or signal.quote],
         decisive_entities=decisive,
     )
 
@@ -101,7 +102,7 @@ def _failure(item: Evidence) -> str:
 def _cite(signal: Signal) -> str:
     where = "the alert" if signal.source == ALERT_SOURCE else f"'{signal.source}'"
     locator = f" {signal.locator}" if signal.locator else ""
-    quote = f': "{signal.citation().quote}"' if signal.quote else ""
+    quote = f': "{citation(signal).quote}"' if signal.quote else ""
     points = f" ({signal.points:+.1f})" if signal.points else ""
     return f"[{signal.rule}] {where}{locator}{quote} - {signal.finding}{points}"
 

@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 
 from vigil.ai.builtin.document import fields_of, values
-from vigil.ai.schemas import AlertFacts, Category
+from vigil.ai.schemas import AlertFacts
 from vigil.core.entities import Entities
+from vigil.evidence.knowledge import Category
 from vigil.integrations.catalog import all_integrations
 
 TYPE_WEIGHT = 3
@@ -105,7 +106,7 @@ RULES: tuple[CategoryRule, ...] = (
             "scheduled task",
             "run key",
         ),
-        ("defender", "crowdstrike", "sentinelone"),
+        ("crowdstrike", "sentinelone"),
         ("T1003", "T1486", "T1490", "T1059", "T1218", "T1547", "T1053", "T1055", "T1105"),
     ),
     CategoryRule(

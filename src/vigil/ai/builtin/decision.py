@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vigil.ai.builtin.signals import Explains, Signal
-from vigil.ai.schemas import Category, Disposition, Evidence, EvidenceStatus, Severity, Verdict
+from vigil.ai.schemas import Disposition, Evidence, EvidenceStatus, Severity, Verdict
+from vigil.evidence.knowledge import Category
+from vigil.evidence.signals import Explains, Signal
 
 TRUE_POSITIVE_AT = 4.0
 SUSPICIOUS_AT = 2.0

@@ -8,57 +8,58 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vigil.ai.builtin.catalog import (
-    ACTOR_EDGE_CHANGES,
-    DOMAIN_ON_ENDPOINTS,
-    EDGE_INSIGHTS,
-    HASH_PREVALENCE,
-    IDENTITY_ACCOUNT,
-    IP_ON_ENDPOINTS,
-    MACHINE_ACTIVITY,
-    MACHINE_ALERTS,
-    MACHINE_DETAILS,
-    RECENT_EDGE_CHANGES,
-    RELATED_ALERTS,
-    USER_FINDINGS,
-    LookupPlan,
-    SkillId,
-    first,
-)
-from vigil.ai.schemas import AvailableSkill, Category
+from vigil.ai.builtin import vendor_knowledge
+from vigil.ai.schemas import AvailableSkill
 from vigil.core.entities import Entities, EntityKind
+from vigil.evidence.knowledge import Category, Lookup, first
+from vigil.integrations.catalog import RELATED_SKILL_ID, skill_name
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinition, PlaybookStep, SkillStep
 
-#: Per category, groups of alternatives: from each group the first plan that is runnable is drafted.
-CATEGORY_PLANS: dict[Category, tuple[tuple[LookupPlan, ...], ...]] = {
-    Category.ENDPOINT_MALWARE: ((MACHINE_DETAILS,), (MACHINE_ALERTS,), (MACHINE_ACTIVITY,), (HASH_PREVALENCE,)),
-    Category.IDENTITY_SIGNIN: ((IDENTITY_ACCOUNT,), (USER_FINDINGS,), (IP_ON_ENDPOINTS,)),
-    Category.CLOUD_CREDENTIALS: ((IP_ON_ENDPOINTS,), (MACHINE_ACTIVITY,), (IDENTITY_ACCOUNT,), (USER_FINDINGS,)),
-    Category.DATA_EXFILTRATION: (
-        (MACHINE_DETAILS,),
-        (MACHINE_ALERTS,),
-        (MACHINE_ACTIVITY,),
-        (IP_ON_ENDPOINTS,),
-        (DOMAIN_ON_ENDPOINTS,),
-        (USER_FINDINGS,),
+#: Per category, groups of alternatives: from each group the first lookup that is runnable is drafted (from the
+#: integration folders that offer it, in the catalog's order).
+CATEGORY_LOOKUPS: dict[Category, tuple[tuple[Lookup, ...], ...]] = {
+    Category.ENDPOINT_MALWARE: (
+        (Lookup.MACHINE_DETAILS,),
+        (Lookup.MACHINE_ALERTS,),
+        (Lookup.MACHINE_ACTIVITY,),
+        (Lookup.HASH_PREVALENCE,),
     ),
-    Category.ACCOUNT_CHANGE: ((IDENTITY_ACCOUNT,), (USER_FINDINGS,), (ACTOR_EDGE_CHANGES,)),
-    Category.EDGE_WAF_CHANGE: ((ACTOR_EDGE_CHANGES, RECENT_EDGE_CHANGES), (EDGE_INSIGHTS,), (IDENTITY_ACCOUNT,)),
+    Category.IDENTITY_SIGNIN: ((Lookup.USER_ACCOUNT,), (Lookup.USER_FINDINGS,), (Lookup.IP_ON_ENDPOINTS,)),
+    Category.CLOUD_CREDENTIALS: (
+        (Lookup.IP_ON_ENDPOINTS,),
+        (Lookup.MACHINE_ACTIVITY,),
+        (Lookup.USER_ACCOUNT,),
+        (Lookup.USER_FINDINGS,),
+    ),
+    Category.DATA_EXFILTRATION: (
+        (Lookup.MACHINE_DETAILS,),
+        (Lookup.MACHINE_ALERTS,),
+        (Lookup.MACHINE_ACTIVITY,),
+        (Lookup.IP_ON_ENDPOINTS,),
+        (Lookup.DOMAIN_ON_ENDPOINTS,),
+        (Lookup.USER_FINDINGS,),
+    ),
+    Category.ACCOUNT_CHANGE: ((Lookup.USER_ACCOUNT,), (Lookup.USER_FINDINGS,), (Lookup.ACTOR_CHANGES,)),
+    Category.EDGE_WAF_CHANGE: (
+        (Lookup.ACTOR_CHANGES, Lookup.RECENT_CHANGES),
+        (Lookup.SECURITY_POSTURE,),
+        (Lookup.USER_ACCOUNT,),
+    ),
     Category.PHISHING: (
-        (MACHINE_ALERTS,),
-        (DOMAIN_ON_ENDPOINTS,),
-        (HASH_PREVALENCE,),
-        (IDENTITY_ACCOUNT,),
-        (USER_FINDINGS,),
+        (Lookup.MACHINE_ALERTS,),
+        (Lookup.DOMAIN_ON_ENDPOINTS,),
+        (Lookup.HASH_PREVALENCE,),
+        (Lookup.USER_ACCOUNT,),
+        (Lookup.USER_FINDINGS,),
     ),
     Category.GENERIC: (
-        (MACHINE_DETAILS,),
-        (MACHINE_ALERTS,),
-        (MACHINE_ACTIVITY,),
-        (HASH_PREVALENCE,),
-        (IP_ON_ENDPOINTS,),
-        (IDENTITY_ACCOUNT,),
-        (USER_FINDINGS,),
+        (Lookup.MACHINE_DETAILS,),
+        (Lookup.MACHINE_ALERTS,),
+        (Lookup.MACHINE_ACTIVITY,),
+        (Lookup.HASH_PREVALENCE,),
+        (Lookup.IP_ON_ENDPOINTS,),
+        (Lookup.USER_ACCOUNT,),
+        (Lookup.USER_FINDINGS,),
     ),
 }
 ANALYZE_STEP_NAME = "AI analysis"
@@ -77,9 +78,9 @@ def draft_playbook(
     chat_available: bool,
 ) -> PlaybookDefinition:
     """Related-alert lookup, the category's runnable lookups, an optional chat checkpoint, then analyze."""
-    runnable = {SkillId.RELATED_ALERTS.value} | {skill.skill_id for skill in available if not skill.writes}
-    steps: list[PlaybookStep] = []
-    for group in ((RELATED_ALERTS,), *CATEGORY_PLANS[category]):
+    runnable = {skill.skill_id for skill in available if not skill.writes}
+    steps: list[PlaybookStep] = [SkillStep(name=skill_name(RELATED_SKILL_ID), skill=RELATED_SKILL_ID, inputs={})]
+    for group in CATEGORY_LOOKUPS[category]:
         step = _first_runnable(group, entities, runnable)
         if step is not None:
             steps.append(step)
@@ -95,12 +96,10 @@ def draft_playbook(
     return PlaybookDefinition(steps=steps)
 
 
-def _first_runnable(group: tuple[LookupPlan, ...], entities: Entities, runnable: set[str]) -> SkillStep | None:
-    for plan in group:
-        inputs = plan.inputs(entities)
-        if inputs is None:
-            continue
-        skill = next((skill for skill in plan.skills if skill.value in runnable), None)
-        if skill is not None:
-            return SkillStep(name=plan.name, skill=skill.value, inputs=inputs)
+def _first_runnable(group: tuple[Lookup, ...], entities: Entities, runnable: set[str]) -> SkillStep | None:
+    for purpose in group:
+        for plan in vendor_knowledge.lookup_plans(purpose):
+            inputs = plan.inputs(entities)
+            if inputs is not None and plan.skill in runnable:
+                return SkillStep(name=plan.name, skill=plan.skill, inputs=inputs)
     return None

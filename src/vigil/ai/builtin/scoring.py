@@ -10,32 +10,35 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from vigil.ai.builtin.rules import SKILL_RULES
+from vigil.ai.builtin import vendor_knowledge
+from vigil.ai.builtin.document import parsed
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import checkpoint
-from vigil.ai.builtin.signals import ALERT_SOURCE, Signal
 from vigil.ai.schemas import AlertFacts, Evidence, EvidenceKind, EvidenceStatus
 from vigil.core.entities import Entities
+from vigil.evidence.signals import ALERT_SOURCE, Signal
 
 #: Behaviours a "yes, that was me" cannot explain: credential theft, ransomware, offensive tools, disabled
-#: defences, spread to other machines, a phishing kit detected, leaked or stolen credentials.
-CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3", "P3", "U1"})
+#: defences, other alerts on and spread to other machines, injected instructions; vendor folders add theirs.
+CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3", "U1"})
 #: Explanations an attacker can imitate (process names): they never outweigh a strong behaviour.
 WEAK_EXPLANATIONS = frozenset({"A6", "H2"})
 STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
-#: Rules that describe one fact whichever source shows it (behaviours, connections): counted once.
-FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5", "C2", "C6", "C7"})
+#: Rules that describe one fact whichever source shows it (behaviours, connections): counted once; vendor
+#: folders add theirs.
+FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5"})
 CORROBORATION_BONUS = 1.0
 
 
 def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evidence]) -> list[Signal]:
     signals = alert_rules(alert)
+    document = parsed(alert.alert_content)
+    for reader in vendor_knowledge.alert_readers():
+        signals.extend(reader(alert, document))
     for item in evidence:
-        if item.kind is EvidenceKind.SKILL and item.status is EvidenceStatus.OK and item.skill_id is not None:
-            rule = SKILL_RULES.get(item.skill_id)
-            if rule is not None:
-                signals.extend(rule(item, alert, entities))
+        if item.kind is EvidenceKind.SKILL and item.status is EvidenceStatus.OK:
+            signals.extend(vendor_knowledge.read_step(item, alert, entities))
     answers = [
         signal
         for item in evidence
@@ -84,14 +87,15 @@ def _withdrawn(signal: Signal, against: Signal, rule: str | None = None) -> Sign
 def _count_facts_once(signals: list[Signal]) -> list[Signal]:
     """A behaviour seen by the alert and by two hunting queries is one fact: the strongest sighting counts,
     the others stay cited with no points ("also seen")."""
+    facts = FACT_RULES | vendor_knowledge.counted_once()
     strongest: dict[str, Signal] = {}
     for signal in signals:
-        if signal.rule in FACT_RULES and signal.points > strongest.get(signal.rule, signal).points:
+        if signal.rule in facts and signal.points > strongest.get(signal.rule, signal).points:
             strongest[signal.rule] = signal
         strongest.setdefault(signal.rule, signal)
     counted: list[Signal] = []
     for signal in signals:
-        if signal.rule in FACT_RULES and signal is not strongest[signal.rule]:
+        if signal.rule in facts and signal is not strongest[signal.rule]:
             counted.append(replace(signal, points=0.0, finding=f"{signal.finding} (also seen, counted once)"))
         else:
             counted.append(signal)
@@ -113,8 +117,9 @@ def _count_vendor_claim_once(signals: list[Signal]) -> list[Signal]:
 
 
 def _weigh_confirmations(answers: list[Signal], signals: list[Signal]) -> list[Signal]:
+    contradicting = CONTRADICTING_RULES | vendor_knowledge.undeniable()
     contradiction = next(
-        (signal for signal in signals if signal.points > 0 and signal.rule in CONTRADICTING_RULES),
+        (signal for signal in signals if signal.points > 0 and signal.rule in contradicting),
         None,
     )
     return [

@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vigil.ai.schemas import Analysis, AvailableSkill, Category, Citation, Disposition, Evidence, Severity, Verdict
+from vigil.ai.schemas import Analysis, AvailableSkill, Citation, Disposition, Evidence, Severity, Verdict
+from vigil.evidence.knowledge import Category
 from vigil.integrations.catalog import canonical_skill_id
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, OnError, PlaybookDefinition, PlaybookStep, SkillStep
 from vigil.playbooks.validation import step_problems

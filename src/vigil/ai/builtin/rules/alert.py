@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from vigil.ai.builtin import evidence as read
-from vigil.ai.builtin.document import Field, fields_of, first, parsed, values
+from vigil.ai.builtin.document import Field, fields_of, first, values
 from vigil.ai.builtin.patterns import behaviours_in
-from vigil.ai.builtin.rules import edge
-from vigil.ai.builtin.signals import Explains, Signal
+from vigil.ai.builtin.signals import citation
 from vigil.ai.schemas import AlertFacts, Citation
+from vigil.evidence import records as read
+from vigil.evidence.signals import Explains, Signal
 
 #: Vendor category / finding-type words -> (points, what it means). First match per field wins.
 CATEGORY_WEIGHTS: tuple[tuple[str, float, str], ...] = (
@@ -266,7 +266,6 @@ def alert_rules(alert: AlertFacts) -> list[Signal]:
         _familiar_session,
     ):
         signals.extend(rule(alert, fields))
-    signals.extend(_reported_changes(alert))
     return signals
 
 
@@ -507,7 +506,7 @@ def _changes(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
 
 def injection_citations(alert: AlertFacts) -> list[Citation]:
     """The prompt-injection flag (U1) on its own, for investigators that do not run the other rules."""
-    return [signal.citation() for signal in _injection(alert, fields_of(alert.alert_content))]
+    return [citation(signal) for signal in _injection(alert, fields_of(alert.alert_content))]
 
 
 def _injection(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
@@ -630,77 +629,6 @@ def _own_data(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
         finding = f"The data carries only non-business labels ({', '.join(sorted(set(label_names)))})"
         return [_cite("I4", -3.0, finding, labels[0], explains=Explains.AUTHORISED)]
     return []
-
-
-CLAIMED_WEAKENING_POINTS = 2.0
-CLAIMS_WEAKENING = re.compile(r"disabled|turned off|set to off|\boff\b|lowered|deleted|removed|paused|bypass")
-
-
-def _reported_changes(alert: AlertFacts) -> list[Signal]:
-    """An audit entry the alert carries (Cloudflare-style: action, actor, old/new value), read like the log's."""
-    entries = _audit_entries(alert.alert_content)
-    signals = [
-        Signal(
-            rule=change.rule,
-            points=change.points,
-            finding=f"The change the alert reports {change.meaning}: {edge.describe(change.entry)}",
-            locator="audit entry",
-            quote=edge.describe(change.entry),
-        )
-        for change in edge.assess(entries)
-    ]
-    if not entries and CLAIMS_WEAKENING.search(alert.alert_type.lower()):
-        # The vendor says a control was turned down and nothing here shows otherwise: the same fact as C2, at
-        # the weight of a claim; an audit-log step that sees the change itself counts instead (once).
-        finding = f"The alert reports a security control turned down ('{alert.alert_type}'), not yet verified"
-        signals.append(
-            Signal(
-                rule="C2",
-                points=CLAIMED_WEAKENING_POINTS,
-                finding=finding,
-                locator="alert_type",
-                quote=alert.alert_type,
-            )
-        )
-    outsider = next((actor for actor in map(edge.external_actor, entries) if actor), None)
-    if outsider and signals:
-        finding = f"The change was made by {outsider}, an account outside the zone's own domain"
-        signals.append(Signal(rule="C10", points=1.0, finding=finding, locator="audit entry actor", quote=outsider))
-    if (
-        entries
-        and not signals
-        and CLAIMS_WEAKENING.search(alert.alert_type.lower())
-        and edge.is_unchanged_or_enabled(entries[0])
-    ):
-        entry = entries[0]
-        finding = (
-            f"The alert claims '{alert.alert_type}', but the change it reports weakened nothing: {edge.describe(entry)}"
-        )
-        signals.append(
-            Signal(
-                rule="C8",
-                points=-4.0,
-                finding=finding,
-                locator="audit entry",
-                quote=edge.describe(entry),
-                explains=Explains.WRONG_DETECTION,
-            )
-        )
-    return signals
-
-
-def _audit_entries(content: str) -> list[dict[str, object]]:
-    found: list[dict[str, object]] = []
-    stack: list[object] = [parsed(content)]
-    while stack and len(found) < 20:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("action"), dict) and isinstance(node.get("actor"), dict):
-                found.append(node)
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return found
 
 
 LARGE_TRANSFER_BYTES = 1024**3

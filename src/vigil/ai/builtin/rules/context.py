@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from vigil.ai.builtin import evidence as read
-from vigil.ai.builtin.signals import Explains, Signal
-from vigil.ai.schemas import AlertFacts, CheckpointAnswer, Evidence
+from vigil.ai.schemas import CheckpointAnswer, Evidence
 from vigil.core.entities import Entities
+from vigil.evidence import records as read
+from vigil.evidence.signals import AlertText, Explains, Signal, StepOutput
 
 RELATED_MANY = 3
 DENIED_POINTS = 5.0
 CONFIRMED_POINTS = -3.0
 
 
-def related_alerts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+def related_alerts(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
     """Earlier alerts about the same subject (user, host, address) in the organization: a pattern, not a one-off."""
     related = read.count(item.output)
     records = read.records(item.output)

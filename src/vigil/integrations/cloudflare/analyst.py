@@ -1,4 +1,6 @@
-"""Rules over Cloudflare evidence: who changed what, from where, and whether it turned a control down (C)."""
+"""What Cloudflare's skills tell the analyst: who changed what, from where, and whether it turned a control
+down (rules C), in the account audit log, in the alerts that carry an audit entry, and in Security Center.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +8,14 @@ import json
 import re
 from dataclasses import dataclass
 
-from vigil.ai.builtin import evidence as read
-from vigil.ai.builtin.signals import Signal, SkillRule
-from vigil.ai.schemas import AlertFacts, Evidence
-from vigil.core.entities import Entities
+from vigil.core.entities import Entities, EntityKind
+from vigil.evidence import records as read
+from vigil.evidence.knowledge import AnalystKnowledge, Category, Lookup, LookupPlan, always, first
+from vigil.evidence.signals import AlertText, Explains, Signal, SkillReader, StepOutput
+
+DETECTION_AUDIT_LOGS = "cloudflare.edge_get_account_audit_logs_for_detections"
+AUDIT_LOGS = "cloudflare.get_edge_audit_logs"
+INSIGHTS = "cloudflare.get_edge_security_center_insights"
 
 #: Words that make a Cloudflare audit entry a security-setting change.
 SECURITY_TERMS = re.compile(
@@ -82,10 +88,10 @@ def assess(entries: list[dict[str, object]]) -> list[ChangeFinding]:
     return found
 
 
-def audit_changes(attributed: bool) -> SkillRule:
+def audit_changes(attributed: bool) -> SkillReader:
     """Cloudflare audit entries; changes count fully only when the log is filtered to the alert's actor."""
 
-    def rule(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+    def rule(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
         entries = read.records(item.output)
         changes = assess(entries)
         weight = 1.0 if attributed else 0.5
@@ -111,7 +117,7 @@ def audit_changes(attributed: bool) -> SkillRule:
     return rule
 
 
-def _several_weakened(item: Evidence, changes: list[ChangeFinding]) -> list[Signal]:
+def _several_weakened(item: StepOutput, changes: list[ChangeFinding]) -> list[Signal]:
     """More than one control turned down at once is a campaign, not a tweak."""
     weakened = next((change for change in changes if change.rule == "C2"), None)
     if weakened is None or weakened.count < SEVERAL:
@@ -172,7 +178,7 @@ def is_unchanged_or_enabled(entry: dict[str, object]) -> bool:
     return bool(new_text) and old_text == new_text
 
 
-def insights(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+def insights(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
     critical = [
         (index, issue)
         for index, issue in enumerate(read.records(item.output))
@@ -200,3 +206,109 @@ def _adds_admin(entry: dict[str, object]) -> bool:
         and bool(ELEVATED_ROLES.search(text))
         and not READ_ONLY.search(text)
     )
+
+
+CLAIMED_WEAKENING_POINTS = 2.0
+CLAIMS_WEAKENING = re.compile(r"disabled|turned off|set to off|\boff\b|lowered|deleted|removed|paused|bypass")
+AUDIT_ENTRIES = 20
+
+
+def reported_changes(alert: AlertText, document: object) -> list[Signal]:
+    """An audit entry the alert carries (action, actor, old/new value), read like the log's."""
+    entries = _audit_entries(document)
+    signals = [
+        Signal(
+            rule=change.rule,
+            points=change.points,
+            finding=f"The change the alert reports {change.meaning}: {describe(change.entry)}",
+            locator="audit entry",
+            quote=describe(change.entry),
+        )
+        for change in assess(entries)
+    ]
+    if not entries and CLAIMS_WEAKENING.search(alert.alert_type.lower()):
+        # The vendor says a control was turned down and nothing here shows otherwise: the same fact as C2, at
+        # the weight of a claim; an audit-log step that sees the change itself counts instead (once).
+        finding = f"The alert reports a security control turned down ('{alert.alert_type}'), not yet verified"
+        signals.append(
+            Signal(
+                rule="C2",
+                points=CLAIMED_WEAKENING_POINTS,
+                finding=finding,
+                locator="alert_type",
+                quote=alert.alert_type,
+            )
+        )
+    outsider = next((actor for actor in map(external_actor, entries) if actor), None)
+    if outsider and signals:
+        finding = f"The change was made by {outsider}, an account outside the zone's own domain"
+        signals.append(Signal(rule="C10", points=1.0, finding=finding, locator="audit entry actor", quote=outsider))
+    if (
+        entries
+        and not signals
+        and CLAIMS_WEAKENING.search(alert.alert_type.lower())
+        and is_unchanged_or_enabled(entries[0])
+    ):
+        entry = entries[0]
+        finding = (
+            f"The alert claims '{alert.alert_type}', but the change it reports weakened nothing: {describe(entry)}"
+        )
+        signals.append(
+            Signal(
+                rule="C8",
+                points=-4.0,
+                finding=finding,
+                locator="audit entry",
+                quote=describe(entry),
+                explains=Explains.WRONG_DETECTION,
+            )
+        )
+    return signals
+
+
+def _audit_entries(document: object) -> list[dict[str, object]]:
+    """Objects shaped like an audit log entry (an ``action`` and an ``actor`` object) anywhere in the alert."""
+    found: list[dict[str, object]] = []
+    stack: list[object] = [document]
+    while stack and len(found) < AUDIT_ENTRIES:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("action"), dict) and isinstance(node.get("actor"), dict):
+                found.append(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def _actor_audit_inputs(entities: Entities) -> dict[str, str] | None:
+    """Changes by the person in the alert: by e-mail when known, else by source IP."""
+    if entities.emails:
+        return {"actor_email": first(EntityKind.EMAILS), "per_page": "50"}
+    if entities.ips:
+        return {"actor_ip": first(EntityKind.IPS), "per_page": "50"}
+    return None
+
+
+KNOWLEDGE = AnalystKnowledge(
+    lookups=(
+        LookupPlan(Lookup.ACTOR_CHANGES, "Cloudflare: changes by the actor", DETECTION_AUDIT_LOGS, _actor_audit_inputs),
+        LookupPlan(Lookup.RECENT_CHANGES, "Cloudflare: recent account changes", AUDIT_LOGS, always({"per_page": "50"})),
+        LookupPlan(Lookup.SECURITY_POSTURE, "Cloudflare: open security insights", INSIGHTS, always({"per_page": "25"})),
+    ),
+    readings={
+        DETECTION_AUDIT_LOGS: audit_changes(attributed=True),
+        AUDIT_LOGS: audit_changes(attributed=False),
+        INSIGHTS: insights,
+    },
+    alert_readers=(reported_changes,),
+    containment={
+        Category.EDGE_WAF_CHANGE: (
+            "Revert the Cloudflare setting or rule change",
+            "Rotate the actor's Cloudflare API tokens and keys",
+            "Review the account audit log for other changes by the actor",
+            "Enforce two-factor authentication for Cloudflare dashboard members",
+        ),
+    },
+    counted_once=frozenset({"C2", "C6", "C7"}),
+)

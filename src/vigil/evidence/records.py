@@ -1,13 +1,14 @@
 """Tolerant readers of skill outputs.
 
 Skill outputs are the skills' output models dumped to JSON (``machines``, ``alerts``, ``accounts``,
-``entries``, ``insights``, ``results``; snake_case fields) but may also be raw vendor envelopes (Defender's
-``value``, Cloudflare's ``result``, hunting's ``Results``; camelCase fields). The scoring rules need records
-and fields, not envelopes, so these readers find them without assuming one exact shape, and never raise.
+``entries``, ``insights``, ``results``; snake_case fields) but may also be raw vendor envelopes (OData's
+``value``, a REST API's ``result``, a query's ``Results``; camelCase fields). Readers need records and
+fields, not envelopes, so these find them without assuming one exact shape, and never raise.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 #: Keys that hold the list of records, in the order they are tried; the first one present wins.
@@ -29,7 +30,7 @@ _LIST_KEYS = (
 _SINGLE_KEYS = ("account", "machine", "alert")
 
 
-def records(output: dict[str, Any] | None, _depth: int = 0) -> list[dict[str, Any]]:
+def records(output: Mapping[str, Any] | None, _depth: int = 0) -> list[dict[str, Any]]:
     """The records a skill returned (alerts, machines, rows, accounts, audit entries), possibly empty."""
     if not output or _depth > 3:
         return []
@@ -47,7 +48,7 @@ def records(output: dict[str, Any] | None, _depth: int = 0) -> list[dict[str, An
     return []
 
 
-def count(output: dict[str, Any] | None) -> int:
+def count(output: Mapping[str, Any] | None) -> int:
     """The number of records, preferring an explicit ``count`` (the records may be a truncated page)."""
     if output is not None:
         declared = output.get("count")
@@ -61,7 +62,7 @@ def _key(name: str) -> str:
     return name.replace("_", "").lower()
 
 
-def text(record: dict[str, Any], *names: str) -> str:
+def text(record: Mapping[str, Any], *names: str) -> str:
     """The first present field among `names` as lower-case text (case/underscore-insensitive keys), or ""."""
     lowered = {_key(str(key)): value for key, value in record.items()}
     for name in names:
@@ -71,7 +72,7 @@ def text(record: dict[str, Any], *names: str) -> str:
     return ""
 
 
-def nested(record: dict[str, Any], name: str) -> dict[str, Any]:
+def nested(record: Mapping[str, Any], name: str) -> dict[str, Any]:
     """A sub-object (``action``, ``actor``, ``metadata``) or an empty dict when absent or not an object."""
     value = record.get(name)
     return value if isinstance(value, dict) else {}
@@ -82,7 +83,7 @@ def is_count(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def field(record: dict[str, Any], name: str) -> Any:
+def field(record: Mapping[str, Any], name: str) -> Any:
     """A field's value as stored (case/underscore-insensitive name), or None."""
     wanted = _key(name)
     for key, value in record.items():
@@ -91,7 +92,7 @@ def field(record: dict[str, Any], name: str) -> Any:
     return None
 
 
-def raw(record: dict[str, Any], name: str) -> str:
+def raw(record: Mapping[str, Any], name: str) -> str:
     """A scalar field as text in its original case (for quoting), or ""."""
     value = field(record, name)
     if value is None or isinstance(value, dict | list):

@@ -1,13 +1,18 @@
-"""Rules over Push Security evidence: the user's accounts, findings and detections (P)."""
+"""What Push Security's skills tell the analyst: the user's work accounts, open findings and detections (rules P)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from vigil.ai.builtin import evidence as read
-from vigil.ai.builtin.signals import Explains, Signal
-from vigil.ai.schemas import AlertFacts, Evidence
-from vigil.core.entities import Entities
+from vigil.core.entities import Entities, EntityKind
+from vigil.evidence import records as read
+from vigil.evidence.knowledge import AnalystKnowledge, Lookup, LookupPlan, first, when
+from vigil.evidence.signals import AlertText, Explains, Signal, StepOutput
+
+FIND_ACCOUNT = "push_security.find_account_by_email"
+LIST_ACCOUNTS = "push_security.list_accounts"
+SECURITY_FINDINGS = "push_security.get_security_findings_by_email"
 
 #: Push Security finding types -> (points, meaning).
 FINDING_WEIGHTS: dict[str, tuple[float, str]] = {
@@ -24,11 +29,11 @@ FINDINGS_CAP = 5.0
 MFA_ALERT = re.compile(r"\bmfa\b|multi-?factor|two-?factor|2fa", re.IGNORECASE)
 
 
-def _signal(item: Evidence, rule: str, points: float, finding: str, locator: str, quote: str, who: str) -> Signal:
+def _signal(item: StepOutput, rule: str, points: float, finding: str, locator: str, quote: str, who: str) -> Signal:
     return Signal.from_step(item, rule, points, finding, locator, quote, entities=(who,) if who else ())
 
 
-def accounts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+def accounts(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
     records = read.records(item.output)
     key = "accounts" if "accounts" in (item.output or {}) else "result"
     mfa = [read.text(account, "mfaRegistered") for account in records]
@@ -61,7 +66,7 @@ def accounts(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
     return []
 
 
-def findings(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
+def findings(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
     """Open findings (stolen or leaked credentials weigh most) and detections such as a phishing tool."""
     output = item.output or {}
     who = read.raw(output, "email")
@@ -96,7 +101,7 @@ def findings(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Sign
     return signals
 
 
-def _list(output: dict[str, object], key: str) -> list[object]:
+def _list(output: Mapping[str, object], key: str) -> list[object]:
     value = output.get(key)
     return value if isinstance(value, list) else []
 
@@ -111,3 +116,15 @@ def _sso_only(account: dict[str, object]) -> str:
         if provider and provider.lower() not in {"false", "none", "null"}:
             return f"{provider} single sign-on"
     return "Okta single sign-on" if read.text(methods, "oktaSwaLogin") == "true" else ""
+
+
+_BY_EMAIL = when(EntityKind.EMAILS, {"email": first(EntityKind.EMAILS)})
+KNOWLEDGE = AnalystKnowledge(
+    lookups=(
+        LookupPlan(Lookup.USER_FINDINGS, "Push Security: findings for the user", SECURITY_FINDINGS, _BY_EMAIL),
+        LookupPlan(Lookup.USER_ACCOUNT, "Push Security: account of the user", FIND_ACCOUNT, _BY_EMAIL),
+        LookupPlan(Lookup.USER_ACCOUNT, "Push Security: account of the user", LIST_ACCOUNTS, _BY_EMAIL),
+    ),
+    readings={FIND_ACCOUNT: accounts, LIST_ACCOUNTS: accounts, SECURITY_FINDINGS: findings},
+    undeniable=frozenset({"P3"}),
+)

@@ -1,0 +1,40 @@
+"""What the vendor folders tell the analyst is discovered, names only the folder's own read-only skills, and covers
+every lookup the analyst drafts: a renamed skill must fail here, not vanish from playbooks."""
+
+from __future__ import annotations
+
+from vigil.ai.builtin import vendor_knowledge
+from vigil.ai.builtin.drafting import CATEGORY_LOOKUPS
+from vigil.evidence.knowledge import AnalystKnowledge
+from vigil.integrations.catalog import all_skills, vendor_modules
+
+
+def _folders() -> dict[str, AnalystKnowledge]:
+    return {module.__name__.split(".")[-2]: module.KNOWLEDGE for module in vendor_modules("analyst")}
+
+
+def test_every_vendor_with_evidence_to_read_declares_its_knowledge() -> None:
+    assert {"microsoft_defender", "cloudflare", "push_security"} <= set(_folders())
+    assert vendor_knowledge.all_knowledge() == tuple(_folders().values())
+
+
+def test_knowledge_names_only_its_own_folders_existing_read_only_skills() -> None:
+    skills = {skill.id: skill for skill in all_skills()}
+    for folder, knowledge in _folders().items():
+        assert knowledge.skills, folder
+        for skill_id in knowledge.skills:
+            assert skill_id in skills, f"{folder} names unknown skill {skill_id}"
+            assert skills[skill_id].integration_id == folder, f"{folder} names another folder's skill {skill_id}"
+            assert not skills[skill_id].writes, f"{folder}: the analyst reads and drafts only read-only skills"
+
+
+def test_every_lookup_the_analyst_drafts_is_offered_by_some_folder() -> None:
+    drafted = {purpose for groups in CATEGORY_LOOKUPS.values() for group in groups for purpose in group}
+    offered = {plan.purpose for knowledge in vendor_knowledge.all_knowledge() for plan in knowledge.lookups}
+    assert drafted <= offered, drafted - offered
+
+
+def test_every_skill_a_folder_offers_as_a_lookup_has_a_reader() -> None:
+    rules = vendor_knowledge.skill_rules()
+    for knowledge in vendor_knowledge.all_knowledge():
+        assert {plan.skill for plan in knowledge.lookups} <= set(rules)
