@@ -114,7 +114,7 @@ def create_app(
     app.include_router(cases_router)
     app.include_router(playbooks_router)
     app.include_router(integrations_router)
-    for webhooks in vendor_modules("webhooks"):  # each vendor's inbound webhooks (Slack's E4/E5)
+    for webhooks in vendor_modules("webhooks"):  # each vendor's inbound webhooks (a chat product's E4/E5)
         app.include_router(webhooks.router)
     app.include_router(console_router)
     app.mount("/static", StaticFiles(directory=CONSOLE_STATIC_DIR), name="static")

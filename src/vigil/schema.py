@@ -14,7 +14,7 @@ from vigil.orgs import models as orgs_models
 from vigil.playbooks import models as playbooks_models
 from vigil.users import models as users_models
 
-#: The tables vendor folders keep (Slack's deliveries), found the way the catalog finds the vendors.
+#: The tables vendor folders keep (a chat product's inbound deliveries), found the way the catalog finds the vendors.
 vendor_models = vendor_modules("models")
 
 __all__ = [

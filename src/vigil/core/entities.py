@@ -270,7 +270,7 @@ _SUBJECT_EMAIL_KEYS = frozenset(
 )
 #: An IP that is the whole value of one of these is the alert's remote/source address (Okta
 #: ``client.ipAddress``, Entra ``ipAddress``, GuardDuty ``remoteIpDetails.ipAddressV4``, CloudTrail
-#: ``sourceIPAddress``, Cloudflare ``actor.ip``)...
+#: ``sourceIPAddress``, an edge audit log's ``actor.ip``)...
 _SUBJECT_IP_KEYS = frozenset(
     {
         "ip",

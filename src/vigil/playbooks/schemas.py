@@ -28,7 +28,8 @@ class SkillStep(_Step):
     kind: Literal["skill"] = "skill"
     skill: SkillRef = Field(
         min_length=1,
-        description="Skill id from the catalog, e.g. 'microsoft_defender.list_machines'. A skill's display name "
+        description="Skill id from the catalog (`GET /serviceapi/integrations`), `<integration>.<snake_name>`. "
+        "A skill's display name "
         "(its id before ids were namespaced, e.g. 'List Machines') is accepted and stored as the id.",
     )
     connection: Text | None = Field(

@@ -1,7 +1,7 @@
 """Skills as model tools: provider-safe names mapped explicitly both ways, read-only skills only.
 
 OpenAI refuses tool names outside `^[a-zA-Z0-9_-]{1,64}$` and skill ids have dots
-("microsoft_defender.list_machines"), so each skill gets a derived name and every tool call is mapped back through
+(`<integration>.<snake_name>`), so each skill gets a derived name and every tool call is mapped back through
 this index, never by string guessing.
 """
 
@@ -22,7 +22,7 @@ _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
 def tool_name(skill_id: str) -> str:
-    """`microsoft_defender.list_machines` → `microsoft_defender_list_machines` (and a legacy display name such as
+    """`<integration>.<snake_name>` → `<integration>_<snake_name>` (and a legacy display name such as
     `List Machines` → `list_machines`); always matches the strictest provider's pattern."""
     name = _UNSAFE.sub("_", skill_id.strip()).strip("_").lower() or "skill"
     return name[:MAX_TOOL_NAME]

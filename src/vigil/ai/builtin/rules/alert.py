@@ -346,7 +346,7 @@ def _mitre(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
 
 
 def _vendor_decision(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
-    """The vendor already classified its alert (Defender classification/determination, a 'benign' verdict)."""
+    """The vendor already classified its alert (an EDR's classification/determination, a 'benign' verdict)."""
     signals: list[Signal] = []
     for field in values(fields, "classification", "determination", "verdict", "vendorVerdict"):
         word = re.sub(r"[^a-z]", "", field.value.lower())

@@ -37,14 +37,17 @@ def reader(reading: EventRows | AssetRecords | AlertRecords) -> SkillReader:
     return lambda item, alert, entities: machine_alerts(reading, item, alert)
 
 
-def _rows_key(columns: EventRows, item: StepOutput) -> str:
+def _rows(columns: EventRows, item: StepOutput) -> tuple[str, list[dict[str, object]]]:
+    """The rows and the key they came under (for locators), under a common envelope or the vendor's own."""
     output = item.output or {}
-    return next((key for key in columns.envelopes if key in output), columns.envelopes[0])
+    key = next((key for key in columns.envelopes if key in output), columns.envelopes[0])
+    declared = output.get(key)
+    own = [row for row in declared if isinstance(row, dict)] if isinstance(declared, list) else []
+    return key, read.records(output) or own
 
 
 def event_rows(columns: EventRows, item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
-    rows = read.records(item.output)
-    key = _rows_key(columns, item)
+    key, rows = _rows(columns, item)
     signals: list[Signal] = []
     seen: set[str] = set()
     for index, row in enumerate(rows):
