@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from tests.investigations import samples
-from vigil.ai.schemas import AlertFacts, AvailableSkill
+from vigil.ai.schemas import AvailableSkill
+from vigil.evidence.signals import AlertFacts
 
 
 def alert(provider: str, alert_type: str, content: str | dict[str, Any]) -> AlertFacts:

@@ -14,7 +14,6 @@ from tests.ai import alerts
 from tests.investigations import samples
 from vigil.ai.builtin import BuiltinInvestigator
 from vigil.ai.schemas import (
-    AlertFacts,
     Analysis,
     Category,
     Citation,
@@ -26,6 +25,7 @@ from vigil.ai.schemas import (
     Verdict,
 )
 from vigil.core.entities import Entities, extract_entities
+from vigil.evidence.signals import AlertFacts
 
 HUNT = "microsoft_defender.run_advanced_hunting_query"
 ACTIVITY = "Defender: activity on the machine"

@@ -11,9 +11,9 @@ import pytest
 from tests.ai import alerts
 from tests.investigations import samples
 from vigil.ai.builtin.classify import category_scores, classify
-from vigil.ai.schemas import AlertFacts
 from vigil.core.entities import Entities, extract_entities
 from vigil.evidence.knowledge import Category
+from vigil.evidence.signals import AlertFacts
 
 
 def _classify(alert: AlertFacts) -> Category:

@@ -10,9 +10,10 @@ from jinja2.sandbox import SandboxedEnvironment
 from tests.ai import alerts
 from vigil.ai.builtin import BuiltinInvestigator
 from vigil.ai.builtin.classify import classify
-from vigil.ai.schemas import AlertFacts, AvailableSkill
+from vigil.ai.schemas import AvailableSkill
 from vigil.core.entities import Entities, extract_entities
 from vigil.evidence.knowledge import Category
+from vigil.evidence.signals import AlertFacts
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinition, SkillStep
 
 #: Input names each skill declares (from the integration catalog); a draft may use no others.

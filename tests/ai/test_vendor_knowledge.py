@@ -6,9 +6,9 @@ from __future__ import annotations
 from vigil.ai.builtin import vendor_knowledge
 from vigil.ai.builtin.drafting import CATEGORY_LOOKUPS
 from vigil.ai.builtin.rules import endpoint
-from vigil.ai.schemas import AlertFacts, Evidence, EvidenceKind, EvidenceStatus
 from vigil.core.entities import Entities
 from vigil.evidence.knowledge import AnalystKnowledge, EventRows
+from vigil.evidence.signals import AlertFacts, StepOutput
 from vigil.integrations.catalog import all_skills, vendor_modules
 
 
@@ -56,11 +56,9 @@ def test_a_new_edr_maps_its_columns_and_the_analyst_reads_its_rows() -> None:
         machine=("Computer",),
         envelopes=("events",),
     )
-    step = Evidence(
+    step = StepOutput(
         step_name="EDR: events on the host",
-        kind=EvidenceKind.SKILL,
-        skill_id="vigil.related_alerts",
-        status=EvidenceStatus.OK,
+        skill_id="edr.query_events",
         output={
             "events": [
                 {

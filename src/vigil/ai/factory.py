@@ -12,8 +12,9 @@ from vigil.ai.builtin.investigator import BUILTIN_MODEL
 from vigil.ai.errors import UnsupportedModelError
 from vigil.ai.investigator import AiCalls, Drafted, Investigator
 from vigil.ai.llm.config import Limits, ModelChoice
-from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
+from vigil.ai.schemas import Analysis, AvailableSkill, Evidence
 from vigil.core.entities import Entities
+from vigil.evidence.signals import AlertFacts
 from vigil.integrations.bridge import AsyncBridge
 
 

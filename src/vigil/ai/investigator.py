@@ -7,9 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
+from vigil.ai.schemas import Analysis, AvailableSkill, Evidence
 from vigil.ai.transcript import Exchange
 from vigil.core.entities import Entities
+from vigil.evidence.signals import AlertFacts
 from vigil.playbooks.schemas import PlaybookDefinition
 
 

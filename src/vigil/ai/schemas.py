@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from vigil.evidence.knowledge import Category
+from vigil.evidence.signals import StepOutput
 from vigil.integrations.catalog import SkillRef
 
 
@@ -55,18 +56,6 @@ class CheckpointAnswer(StrEnum):
     TIMEOUT = "timeout"
 
 
-class AlertFacts(BaseModel):
-    """The alert as the investigator sees it: identity, source and the body exactly as received."""
-
-    model_config = ConfigDict(frozen=True)
-
-    organization_code: str
-    alert_provider: str
-    alert_type: str
-    alert_content: str
-    alert_id: str
-
-
 class AvailableSkill(BaseModel):
     """A skill the organization can run now (its integration is connected)."""
 
@@ -90,6 +79,10 @@ class Evidence(BaseModel):
     status: EvidenceStatus
     output: dict[str, Any] | None = None
     error: str | None = None
+
+    def step(self) -> StepOutput:
+        """This step as evidence readers see it."""
+        return StepOutput(self.step_name, self.skill_id, self.output)
 
 
 class Citation(BaseModel):

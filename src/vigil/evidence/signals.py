@@ -1,8 +1,8 @@
 """What every reader of evidence produces: signed points, the sentence an analyst reads, and what it cites.
 
 Readers live in `ai/builtin/rules/` (the alert itself, Vigil's own lookups) and in the vendor folders (what a
-vendor's skill returned); they see a step and an alert through the two small protocols below, so a vendor
-folder depends on this vocabulary only, never on the investigator.
+vendor's skill returned); they see the alert and a step as the types below, so a vendor folder depends on this
+vocabulary only, never on the investigator.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from vigil.core.entities import Entities
 
@@ -24,32 +26,32 @@ class Explains(StrEnum):
     WRONG_DETECTION = "wrong_detection"  # the detection fired on something that is not what it claims
 
 
-class StepOutput(Protocol):
-    """One executed playbook step as a reader sees it."""
+class AlertFacts(BaseModel):
+    """The alert as the investigator sees it: identity, source and the body exactly as received."""
 
-    @property
-    def step_name(self) -> str: ...
+    model_config = ConfigDict(frozen=True)
 
-    @property
-    def skill_id(self) -> str | None: ...
+    organization_code: str
+    alert_provider: str
+    alert_type: str
+    alert_content: str
+    alert_id: str
 
-    @property
-    def output(self) -> Mapping[str, Any] | None: ...
 
+@dataclass(frozen=True)
+class StepOutput:
+    """One executed playbook step as a reader sees it: the name a citation gives as its source, the skill it
+    ran, and what that skill returned."""
 
-class AlertText(Protocol):
-    """The alert as a reader sees it: its type and its body exactly as received."""
-
-    @property
-    def alert_type(self) -> str: ...
-
-    @property
-    def alert_content(self) -> str: ...
+    step_name: str
+    skill_id: str | None
+    output: Mapping[str, Any] | None
 
 
 @dataclass(frozen=True)
 class Signal:
-    """Points for (positive) or against (negative) maliciousness, with the evidence that justifies them."""
+    """Points for (positive) or against (negative) maliciousness, with the evidence that justifies them: where
+    it was read (the alert or a step, a locator, a quote), and whether it explains the alert away."""
 
     rule: str
     points: float
@@ -78,22 +80,12 @@ class Signal:
         asset_value: bool = False,
     ) -> Signal:
         """A signal read from one playbook step's output, cited by the step's name and skill."""
-        return cls(
-            rule=rule,
-            points=points,
-            finding=finding,
-            source=item.step_name,
-            skill_id=item.skill_id,
-            locator=locator,
-            quote=quote,
-            explains=explains,
-            entities=entities,
-            asset_value=asset_value,
-        )
+        source, skill_id = item.step_name, item.skill_id
+        return cls(rule, points, finding, source, skill_id, locator, quote, explains, entities, asset_value)
 
 
 #: A reader of one successful skill step's output.
-SkillReader = Callable[[StepOutput, AlertText, Entities], list[Signal]]
+SkillReader = Callable[[StepOutput, AlertFacts, Entities], list[Signal]]
 #: A reader of the alert's body, given parsed (JSON, or None when it is not JSON): what a vendor's own alert
 #: format says beyond the fields every alert is read for.
-AlertReader = Callable[[AlertText, object], list[Signal]]
+AlertReader = Callable[[AlertFacts, object], list[Signal]]

@@ -7,8 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from vigil.ai.schemas import AlertFacts, Analysis, EvidenceStatus
+from vigil.ai.schemas import Analysis, EvidenceStatus
 from vigil.core.entities import Entities
+from vigil.evidence.signals import AlertFacts
 from vigil.playbooks.schemas import PlaybookDefinition
 
 

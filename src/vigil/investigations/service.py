@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from vigil.ai.schemas import AlertFacts, Analysis, Evidence, EvidenceKind
+from vigil.ai.schemas import Analysis, Evidence, EvidenceKind
 from vigil.ai.transcript import Exchange, ExchangeKind, Stage
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
@@ -22,6 +22,7 @@ from vigil.core.entities import Entities, extract_entities
 from vigil.db.base import epoch_now
 from vigil.db.upsert import dialect_insert
 from vigil.errors import Conflict
+from vigil.evidence.signals import AlertFacts
 from vigil.investigations.models import AiExchange, InvestigationAttempt, InvestigationStep
 from vigil.investigations.schemas import InvestigationPlan, StepRecord
 from vigil.metrics import AiUsage

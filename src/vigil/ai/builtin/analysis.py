@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vigil.ai.builtin.actions import recommended_actions
+from vigil.ai.builtin.citations import citation
 from vigil.ai.builtin.decision import Decision, decide
 from vigil.ai.builtin.document import fields_of
 from vigil.ai.builtin.scoring import score_evidence
-from vigil.ai.builtin.signals import citation
-from vigil.ai.schemas import AlertFacts, Analysis, Disposition, Evidence, EvidenceStatus
+from vigil.ai.schemas import Analysis, Disposition, Evidence, EvidenceStatus
 from vigil.core.entities import Entities, EntityKind
 from vigil.evidence.knowledge import Category
-from vigil.evidence.signals import ALERT_SOURCE, Signal
+from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
 
 SUMMARY_DRIVERS = 3
 SUMMARY_ACTIONS = 2

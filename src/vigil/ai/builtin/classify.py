@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 
 from vigil.ai.builtin.document import fields_of, values
-from vigil.ai.schemas import AlertFacts
 from vigil.core.entities import Entities
 from vigil.evidence.knowledge import Category
+from vigil.evidence.signals import AlertFacts
 from vigil.integrations.catalog import all_integrations
 
 TYPE_WEIGHT = 3

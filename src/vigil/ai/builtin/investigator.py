@@ -8,8 +8,9 @@ from vigil.ai.builtin.analysis import analyze
 from vigil.ai.builtin.classify import classify
 from vigil.ai.builtin.drafting import draft_playbook
 from vigil.ai.investigator import AiCalls, Drafted
-from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
+from vigil.ai.schemas import Analysis, AvailableSkill, Evidence
 from vigil.core.entities import Entities
+from vigil.evidence.signals import AlertFacts
 
 BUILTIN_MODEL = "builtin"
 

@@ -14,9 +14,9 @@ from vigil.ai.builtin import vendor_knowledge
 from vigil.ai.builtin.document import parsed
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import checkpoint
-from vigil.ai.schemas import AlertFacts, Evidence, EvidenceKind, EvidenceStatus
+from vigil.ai.schemas import Evidence, EvidenceKind, EvidenceStatus
 from vigil.core.entities import Entities
-from vigil.evidence.signals import ALERT_SOURCE, Signal
+from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
 
 #: Behaviours a "yes, that was me" cannot explain: credential theft, ransomware, offensive tools, disabled
 #: defences, other alerts on and spread to other machines, injected instructions; vendor folders add theirs.

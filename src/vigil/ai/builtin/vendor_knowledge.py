@@ -10,9 +10,10 @@ import functools
 from collections.abc import Iterable
 
 from vigil.ai.builtin.rules import context, endpoint
+from vigil.ai.schemas import Evidence
 from vigil.core.entities import Entities
 from vigil.evidence.knowledge import AnalystKnowledge, Category, Lookup, LookupPlan, Reading
-from vigil.evidence.signals import AlertReader, AlertText, Signal, SkillReader, StepOutput
+from vigil.evidence.signals import AlertFacts, AlertReader, Signal, SkillReader
 from vigil.integrations.catalog import RELATED_SKILL_ID, vendor_modules
 
 
@@ -40,10 +41,10 @@ def skill_rules() -> dict[str, SkillReader]:
     return rules
 
 
-def read_step(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
+def read_step(item: Evidence, alert: AlertFacts, entities: Entities) -> list[Signal]:
     """The signals of one successful skill step; a skill no folder knows how to read says nothing."""
     rule = skill_rules().get(item.skill_id or "")
-    return rule(item, alert, entities) if rule is not None else []
+    return rule(item.step(), alert, entities) if rule is not None else []
 
 
 def alert_readers() -> Iterable[AlertReader]:

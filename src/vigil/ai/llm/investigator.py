@@ -23,9 +23,10 @@ from vigil.ai.llm.conversation import Conversation, LlmFailure
 from vigil.ai.llm.outputs import AnalysisAnswer, DraftAnswer, analysis_problems, to_analysis, to_playbook
 from vigil.ai.llm.prompts import ANALYZE_INSTRUCTIONS, DRAFT_INSTRUCTIONS, analysis_prompt, draft_prompt
 from vigil.ai.llm.tools import ToolIndex
-from vigil.ai.schemas import AlertFacts, Analysis, AvailableSkill, Evidence
+from vigil.ai.schemas import Analysis, AvailableSkill, Evidence
 from vigil.ai.transcript import Stage
 from vigil.core.entities import Entities
+from vigil.evidence.signals import AlertFacts
 from vigil.integrations.bridge import AsyncBridge
 
 logger = logging.getLogger("vigil.ai")

@@ -13,8 +13,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from vigil.ai.schemas import AlertFacts, AvailableSkill, Evidence
+from vigil.ai.schemas import AvailableSkill, Evidence
 from vigil.core.entities import Entities
+from vigil.evidence.signals import AlertFacts
 
 SHARED_RULES = """\
 Security rules for this conversation:

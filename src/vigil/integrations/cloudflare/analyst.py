@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from vigil.core.entities import Entities, EntityKind
 from vigil.evidence import records as read
 from vigil.evidence.knowledge import AnalystKnowledge, Category, Lookup, LookupPlan, always, first
-from vigil.evidence.signals import AlertText, Explains, Signal, SkillReader, StepOutput
+from vigil.evidence.signals import AlertFacts, Explains, Signal, SkillReader, StepOutput
 
 DETECTION_AUDIT_LOGS = "cloudflare.edge_get_account_audit_logs_for_detections"
 AUDIT_LOGS = "cloudflare.get_edge_audit_logs"
@@ -91,7 +91,7 @@ def assess(entries: list[dict[str, object]]) -> list[ChangeFinding]:
 def audit_changes(attributed: bool) -> SkillReader:
     """Cloudflare audit entries; changes count fully only when the log is filtered to the alert's actor."""
 
-    def rule(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
+    def rule(item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Signal]:
         entries = read.records(item.output)
         changes = assess(entries)
         weight = 1.0 if attributed else 0.5
@@ -178,7 +178,7 @@ def is_unchanged_or_enabled(entry: dict[str, object]) -> bool:
     return bool(new_text) and old_text == new_text
 
 
-def insights(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
+def insights(item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Signal]:
     critical = [
         (index, issue)
         for index, issue in enumerate(read.records(item.output))
@@ -213,7 +213,7 @@ CLAIMS_WEAKENING = re.compile(r"disabled|turned off|set to off|\boff\b|lowered|d
 AUDIT_ENTRIES = 20
 
 
-def reported_changes(alert: AlertText, document: object) -> list[Signal]:
+def reported_changes(alert: AlertFacts, document: object) -> list[Signal]:
     """An audit entry the alert carries (action, actor, old/new value), read like the log's."""
     entries = _audit_entries(document)
     signals = [

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from vigil.core.entities import Entities, EntityKind
 from vigil.evidence import records as read
 from vigil.evidence.knowledge import AnalystKnowledge, Lookup, LookupPlan, first, when
-from vigil.evidence.signals import AlertText, Explains, Signal, StepOutput
+from vigil.evidence.signals import AlertFacts, Explains, Signal, StepOutput
 
 FIND_ACCOUNT = "push_security.find_account_by_email"
 LIST_ACCOUNTS = "push_security.list_accounts"
@@ -33,7 +33,7 @@ def _signal(item: StepOutput, rule: str, points: float, finding: str, locator: s
     return Signal.from_step(item, rule, points, finding, locator, quote, entities=(who,) if who else ())
 
 
-def accounts(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
+def accounts(item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Signal]:
     records = read.records(item.output)
     key = "accounts" if "accounts" in (item.output or {}) else "result"
     mfa = [read.text(account, "mfaRegistered") for account in records]
@@ -66,7 +66,7 @@ def accounts(item: StepOutput, alert: AlertText, entities: Entities) -> list[Sig
     return []
 
 
-def findings(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
+def findings(item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Signal]:
     """Open findings (stolen or leaked credentials weigh most) and detections such as a phishing tool."""
     output = item.output or {}
     who = read.raw(output, "email")

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from vigil.ai.builtin.citations import citation
 from vigil.ai.builtin.document import Field, fields_of, first, values
 from vigil.ai.builtin.patterns import behaviours_in
-from vigil.ai.builtin.signals import citation
-from vigil.ai.schemas import AlertFacts, Citation
+from vigil.ai.schemas import Citation
 from vigil.evidence import records as read
-from vigil.evidence.signals import Explains, Signal
+from vigil.evidence.signals import AlertFacts, Explains, Signal
 
 #: Vendor category / finding-type words -> (points, what it means). First match per field wins.
 CATEGORY_WEIGHTS: tuple[tuple[str, float, str], ...] = (

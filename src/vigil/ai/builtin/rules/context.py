@@ -5,14 +5,14 @@ from __future__ import annotations
 from vigil.ai.schemas import CheckpointAnswer, Evidence
 from vigil.core.entities import Entities
 from vigil.evidence import records as read
-from vigil.evidence.signals import AlertText, Explains, Signal, StepOutput
+from vigil.evidence.signals import AlertFacts, Explains, Signal, StepOutput
 
 RELATED_MANY = 3
 DENIED_POINTS = 5.0
 CONFIRMED_POINTS = -3.0
 
 
-def related_alerts(item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
+def related_alerts(item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Signal]:
     """Earlier alerts about the same subject (user, host, address) in the organization: a pattern, not a one-off."""
     related = read.count(item.output)
     records = read.records(item.output)
@@ -55,4 +55,4 @@ def checkpoint(item: Evidence) -> list[Signal]:
 def _answer(
     item: Evidence, who: str, rule: str, points: float, finding: str, quote: str, explains: Explains | None = None
 ) -> Signal:
-    return Signal.from_step(item, rule, points, finding, "answer", quote, explains=explains, entities=(who,))
+    return Signal.from_step(item.step(), rule, points, finding, "answer", quote, explains=explains, entities=(who,))

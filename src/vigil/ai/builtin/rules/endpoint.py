@@ -15,7 +15,7 @@ from vigil.ai.builtin.rules.alert import HIGH_VALUE_TAG, TESTING_TAG, VENDOR_AUT
 from vigil.core.entities import Entities, is_public_ip
 from vigil.evidence import records as read
 from vigil.evidence.knowledge import AlertRecords, AssetRecords, EventRows
-from vigil.evidence.signals import AlertText, Explains, Signal, SkillReader, StepOutput
+from vigil.evidence.signals import AlertFacts, Explains, Signal, SkillReader, StepOutput
 
 SPREAD_WIDE = 5
 METADATA_ALERT = re.compile(r"metadata|imds|instance credential|credential exfiltration", re.IGNORECASE)
@@ -46,7 +46,7 @@ def _rows(columns: EventRows, item: StepOutput) -> tuple[str, list[dict[str, obj
     return key, read.records(output) or own
 
 
-def event_rows(columns: EventRows, item: StepOutput, alert: AlertText, entities: Entities) -> list[Signal]:
+def event_rows(columns: EventRows, item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Signal]:
     key, rows = _rows(columns, item)
     signals: list[Signal] = []
     seen: set[str] = set()
@@ -85,7 +85,7 @@ def event_rows(columns: EventRows, item: StepOutput, alert: AlertText, entities:
 
 
 def _platform_agent_metadata_reads(
-    columns: EventRows, item: StepOutput, alert: AlertText, rows: list[dict[str, object]], key: str
+    columns: EventRows, item: StepOutput, alert: AlertFacts, rows: list[dict[str, object]], key: str
 ) -> list[Signal]:
     """Instance-metadata credential reads made only by the cloud platform's own agent are how it works.
 
@@ -234,7 +234,7 @@ def machine_details(asset: AssetRecords, item: StepOutput) -> list[Signal]:
     return signals
 
 
-def machine_alerts(alerts: AlertRecords, item: StepOutput, alert: AlertText) -> list[Signal]:
+def machine_alerts(alerts: AlertRecords, item: StepOutput, alert: AlertFacts) -> list[Signal]:
     """Other alerts of the vendor on the device; the alert under investigation itself is not counted."""
     content = alert.alert_content.lower()
     records = read.records(item.output)
