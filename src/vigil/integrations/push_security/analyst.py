@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from vigil.core.entities import Entities, EntityKind
 from vigil.evidence import records as read
@@ -14,14 +15,20 @@ FIND_ACCOUNT = "push_security.find_account_by_email"
 LIST_ACCOUNTS = "push_security.list_accounts"
 SECURITY_FINDINGS = "push_security.get_security_findings_by_email"
 
-#: Push Security finding types -> (points, meaning).
-FINDING_WEIGHTS: dict[str, tuple[float, str]] = {
-    "stolen_credentials": (3.0, "stolen credentials"),
-    "leaked_password": (2.5, "a leaked password"),
-    "reused_password": (1.0, "a reused password"),
-    "mfa_not_registered": (1.0, "no MFA registered"),
-    "weak_password": (0.5, "a weak password"),
-    "shared_account": (0.5, "a shared account"),
+
+class FindingWeight(NamedTuple):
+    points: float
+    meaning: str
+
+
+#: Push Security finding types -> what an open one weighs and means.
+FINDING_WEIGHTS: dict[str, FindingWeight] = {
+    "stolen_credentials": FindingWeight(3.0, "stolen credentials"),
+    "leaked_password": FindingWeight(2.5, "a leaked password"),
+    "reused_password": FindingWeight(1.0, "a reused password"),
+    "mfa_not_registered": FindingWeight(1.0, "no MFA registered"),
+    "weak_password": FindingWeight(0.5, "a weak password"),
+    "shared_account": FindingWeight(0.5, "a shared account"),
 }
 DETECTION_POINTS = {"critical": 3.5, "high": 3.0, "medium": 1.5, "low": 0.5}
 FINDINGS_CAP = 5.0
@@ -81,8 +88,10 @@ def findings(item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Si
             continue
         seen.add(kind)
         app = read.raw(finding, "appType")
-        text = f"Push Security has an open finding: {weight[1]}" + (f" on {app}" if app else "") + f" for {who}"
-        signals.append(_signal(item, "P2", weight[0], text, f"findings[{index}].type", read.raw(finding, "type"), who))
+        text = f"Push Security has an open finding: {weight.meaning}" + (f" on {app}" if app else "") + f" for {who}"
+        signals.append(
+            _signal(item, "P2", weight.points, text, f"findings[{index}].type", read.raw(finding, "type"), who)
+        )
     for index, detection in enumerate(_list(output, "detections")):
         if not isinstance(detection, dict) or read.text(detection, "archived") == "true":
             continue
