@@ -1,9 +1,11 @@
 """What every console form does after its POST: on a service error the form again with the message inline and
-the field it names marked invalid; on success a 303 to the page to show next."""
+the field it names marked invalid; on success a 303 to the page to show next. And the filters of the list pages'
+GET forms."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi.responses import RedirectResponse
 from pydantic import AfterValidator, BaseModel
@@ -38,3 +40,23 @@ class PasswordChange(BaseModel):
 
     current_password: str = ""
     new_password: str = ""
+
+
+class ListFilters(dict[str, str]):
+    """A list page's filters as its GET form sent them, cleaned: shown back in the form (by name), handed to the
+    service (``given``: an empty filter is none) and kept in the links to other pages (``url``)."""
+
+    def __init__(self, path: str, **values: str) -> None:
+        super().__init__(values)
+        self.path = path
+
+    def given(self, name: str) -> str | None:
+        return self[name] or None
+
+    @property
+    def active(self) -> dict[str, str]:
+        return {name: value for name, value in self.items() if value}
+
+    def url(self, **paging: str | int) -> str:
+        """This page with the active filters and ``paging`` (a cursor or page number)."""
+        return f"{self.path}?{urlencode({**self.active, **paging})}"
