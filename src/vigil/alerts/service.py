@@ -14,7 +14,7 @@ from vigil.alerts.constants import MAX_ALERT_TYPE_LENGTH, InvestigationStatus
 from vigil.alerts.models import Alert, AlertEvent
 from vigil.alerts.schemas import AlertFilters
 from vigil.auth.schemas import Principal
-from vigil.auth.scope import code_of, get_scoped, scoped
+from vigil.auth.scope import get_by_reference, scoped
 from vigil.db.base import epoch_now
 from vigil.db.pagination import decode_cursor, encode_cursor, newest_first_page
 from vigil.errors import Conflict, NotFound, ValidationFailed
@@ -87,14 +87,8 @@ def alerts_by_uuid(session: Session, principal: Principal, alert_uuids: Collecti
 def get_alert(session: Session, principal: Principal, reference: str) -> Alert:
     """Look up by alert_uuid or alert_id; another tenant's alert is not found (an alert_id naming an
     organization outside the principal's list is SPEC §2's 403), never data."""
-    named_code = None
-    try:
-        condition = Alert.alert_uuid == uuid.UUID(reference)
-    except ValueError:
-        condition = Alert.alert_id == reference.strip().upper()
-        named_code = code_of(reference)
     missing = NotFound(f"No alert {reference}.", code="alert_not_found")
-    return get_scoped(session, select(Alert).where(condition), principal, missing, named_code=named_code)
+    return get_by_reference(session, principal, Alert, Alert.alert_uuid, Alert.alert_id, reference, missing)
 
 
 def alert_timeline(session: Session, alert: Alert) -> list[AlertEvent]:

@@ -65,6 +65,26 @@ def get_scoped(
     raise missing
 
 
+def get_by_reference(
+    session: Session,
+    principal: Principal,
+    entity: type[T],
+    by_uuid: InstrumentedAttribute[uuid.UUID],
+    by_id: InstrumentedAttribute[str],
+    reference: str,
+    missing: NotFound,
+) -> T:
+    """The object a reference names: its uuid, or its human-readable id (`BETA-OKTA-17`), whose organization
+    code makes the answer SPEC §2's 403 for a restricted principal outside that organization (see `get_scoped`)."""
+    named_code = None
+    try:
+        condition = by_uuid == uuid.UUID(reference)
+    except ValueError:
+        condition = by_id == reference.strip().upper()
+        named_code = code_of(reference)
+    return get_scoped(session, select(entity).where(condition), principal, missing, named_code=named_code)
+
+
 def code_of(reference: str) -> str:
     """The organization code at the start of an `alert_id` or `case_id` (codes never contain '-')."""
     return reference.strip().split("-", 1)[0]

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from vigil.ai.schemas import Analysis
 from vigil.alerts.models import Alert
 from vigil.auth.schemas import Principal
-from vigil.auth.scope import code_of, get_scoped, scoped
+from vigil.auth.scope import get_by_reference, scoped
 from vigil.cases.constants import NEXT_STATUSES, CaseDisposition, CaseStatus
 from vigil.cases.models import Case, CaseComment, CaseCounter, CaseEvent
 from vigil.cases.schemas import COMMENT_MAX_CHARS, CaseUpdate
@@ -151,14 +151,8 @@ def assignable_users(session: Session, organization_uuid: uuid.UUID) -> list[tup
 def get_case(session: Session, principal: Principal, case_ref: str) -> Case:
     """By case_uuid or case_id; another tenant's case is not found (a case_id naming an organization outside
     the principal's list is SPEC §2's 403)."""
-    named_code = None
-    try:
-        condition = Case.case_uuid == uuid.UUID(case_ref)
-    except ValueError:
-        condition = Case.case_id == case_ref.strip().upper()
-        named_code = code_of(case_ref)
     missing = NotFound(f"No case {case_ref}.", code="case_not_found")
-    return get_scoped(session, select(Case).where(condition), principal, missing, named_code=named_code)
+    return get_by_reference(session, principal, Case, Case.case_uuid, Case.case_id, case_ref, missing)
 
 
 def case_timeline(session: Session, case: Case) -> list[CaseEvent]:

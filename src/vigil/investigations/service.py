@@ -51,25 +51,16 @@ def _start(session: Session, alert: Alert, attempt: int) -> InvestigationAttempt
     alert_uuid = alert.alert_uuid
     if alert.investigation_retry_count != attempt:
         return None
+
+    def advance(before: InvestigationStatus, after: InvestigationStatus, message: str) -> None:
+        transition(session, alert_uuid, allowed_from={before}, to=after, actor=ENGINE_ACTOR, message=message)
+
     if alert.investigation_status == InvestigationStatus.CREATED:
         # The submitter enqueues before it marks Submitted; a fast worker may get here first.
-        transition(
-            session,
-            alert_uuid,
-            allowed_from={InvestigationStatus.CREATED},
-            to=InvestigationStatus.SUBMITTED,
-            actor=ENGINE_ACTOR,
-            message=QUEUED_MESSAGE,
-        )
+        advance(InvestigationStatus.CREATED, InvestigationStatus.SUBMITTED, QUEUED_MESSAGE)
     if alert.investigation_status == InvestigationStatus.SUBMITTED:
-        transition(
-            session,
-            alert_uuid,
-            allowed_from={InvestigationStatus.SUBMITTED},
-            to=InvestigationStatus.IN_PROGRESS,
-            actor=ENGINE_ACTOR,
-            message="Investigation started" if attempt == 0 else f"Investigation started (retry {attempt})",
-        )
+        started = "Investigation started" if attempt == 0 else f"Investigation started (retry {attempt})"
+        advance(InvestigationStatus.SUBMITTED, InvestigationStatus.IN_PROGRESS, started)
     elif alert.investigation_status != InvestigationStatus.IN_PROGRESS:
         return None
     existing = _find_attempt(session, alert_uuid, attempt)

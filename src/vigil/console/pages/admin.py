@@ -6,12 +6,14 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
+from pydantic import BaseModel, SecretStr
 
 from vigil.ai.organization_model import change_override, override_of
 from vigil.alerts import service as alerts_service
 from vigil.auth import service as auth_service
 from vigil.console.deps import AdminDep
+from vigil.console.forms import NO_STORE, OrganizationCodes, form_error, see_other
 from vigil.console.rendering import render
 from vigil.dashboard import service as dashboard_service
 from vigil.durations import human_duration
@@ -24,19 +26,6 @@ from vigil.web.deps import DbDep
 
 router = APIRouter()
 
-# Pages that show a secret once must never be stored by the browser or a proxy.
-NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
-
-
-def form_error(error: VigilError) -> dict[str, Any]:
-    """A service error as the inline message of a form, with the field it names (if any) marked invalid."""
-    field = next((str(d["field"]) for d in error.details if isinstance(d, dict) and d.get("field")), None)
-    return {"error": error.message, "error_field": field}
-
-
-def _see_other(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303)
-
 
 def _key_uuid(value: str) -> uuid.UUID:
     try:
@@ -48,14 +37,19 @@ def _key_uuid(value: str) -> uuid.UUID:
 # Organizations ---------------------------------------------------------------------------------------------------
 
 
+class OrganizationForm(BaseModel):
+    organization_code: str = ""
+    name: str = ""
+
+
 def _organizations_page(
-    request: Request, db: DbDep, *, form: dict[str, str] | None = None, status_code: int = 200, **extra: Any
+    request: Request, db: DbDep, *, form: OrganizationForm | None = None, status_code: int = 200, **extra: Any
 ) -> Response:
     with db.read() as session:
         organizations = dashboard_service.organization_overview(session)
     context = {
         "organizations": organizations,
-        "form": form or {"organization_code": "", "name": ""},
+        "form": form or OrganizationForm(),
         "created": request.query_params.get("created"),
         "renamed": request.query_params.get("renamed"),
         "max_name_length": MAX_NAME_LENGTH,
@@ -71,20 +65,24 @@ def organizations(request: Request, identity: AdminDep, db: DbDep) -> Response:
 
 @router.post("/organizations")
 def create_organization(
-    request: Request,
-    identity: AdminDep,
-    db: DbDep,
-    organization_code: Annotated[str, Form()] = "",
-    name: Annotated[str, Form()] = "",
+    request: Request, identity: AdminDep, db: DbDep, form: Annotated[OrganizationForm, Form()]
 ) -> Response:
     try:
         with db.write() as session:
-            organization = orgs_service.create_organization(session, organization_code, name)
+            organization = orgs_service.create_organization(session, form.organization_code, form.name)
             code = organization.organization_code
     except VigilError as error:
-        form = {"organization_code": organization_code, "name": name}
-        return _organizations_page(request, db, form=form, status_code=error.status_code, **form_error(error))
-    return _see_other(f"/organizations?created={code}")
+        return _organizations_page(request, db, form=form, **form_error(error))
+    return see_other(f"/organizations?created={code}")
+
+
+class ModelForm(BaseModel):
+    """An organization's own investigator model; the key is a secret, so it is never rendered back."""
+
+    ai_model: str = ""
+    ai_base_url: str = ""
+    ai_api_key: SecretStr = SecretStr("")
+    remove_ai_api_key: str = ""
 
 
 def _organization_edit_page(
@@ -94,7 +92,7 @@ def _organization_edit_page(
     *,
     name: str | None = None,
     timeout: str | None = None,
-    model_form: dict[str, str] | None = None,
+    model_form: ModelForm | None = None,
     status_code: int = 200,
     **extra: Any,
 ) -> Response:
@@ -116,7 +114,7 @@ def _organization_edit_page(
             "min_timeout": MIN_CHECKPOINT_TIMEOUT_SECONDS,
             "max_timeout": MAX_CHECKPOINT_TIMEOUT_SECONDS,
             # The key is never put in the page: only whether one is stored.
-            "model_form": model_form or {"ai_model": override.model or "", "ai_base_url": override.base_url or ""},
+            "model_form": model_form or ModelForm(ai_model=override.model or "", ai_base_url=override.base_url or ""),
             "model_own": override.model is not None,
             "model_effective": override.model or db.settings.ai_model,
             "model_key_set": override.api_key_set,
@@ -144,8 +142,8 @@ def rename_organization(
             organization = orgs_service.rename_organization(session, code, name)
             code = organization.organization_code
     except ValidationFailed as error:
-        return _organization_edit_page(request, db, code, name=name, status_code=error.status_code, **form_error(error))
-    return _see_other(f"/organizations?renamed={code}")
+        return _organization_edit_page(request, db, code, name=name, **form_error(error))
+    return see_other(f"/organizations?renamed={code}")
 
 
 @router.post("/organizations/{code}/checkpoint-timeout")
@@ -167,31 +165,23 @@ def set_organization_checkpoint_timeout(
             db,
             code,
             timeout=checkpoint_timeout_seconds,
-            status_code=error.status_code,
             **form_error(error),
         )
-    return _see_other(f"/organizations/{code}/edit?saved=timeout")
+    return see_other(f"/organizations/{code}/edit?saved=timeout")
 
 
 @router.post("/organizations/{code}/ai-model")
 def set_organization_ai_model(
-    request: Request,
-    identity: AdminDep,
-    db: DbDep,
-    code: str,
-    ai_model: Annotated[str, Form()] = "",
-    ai_base_url: Annotated[str, Form()] = "",
-    ai_api_key: Annotated[str, Form()] = "",
-    remove_ai_api_key: Annotated[str, Form()] = "",
+    request: Request, identity: AdminDep, db: DbDep, code: str, form: Annotated[ModelForm, Form()]
 ) -> Response:
     """This organization's own investigator model; an empty model returns it to the service-wide one. An empty key
     field keeps the stored key, the "remove" box drops it; the typed key is never rendered back."""
     box: SecretBox = request.app.state.secret_box
-    key = ai_api_key.strip() or ("" if remove_ai_api_key == "1" else None)
+    key = form.ai_api_key.get_secret_value().strip() or ("" if form.remove_ai_api_key == "1" else None)
     try:
         with db.write() as session:
             organization = change_override(
-                session, identity.principal, code, box, model=ai_model, base_url=ai_base_url, api_key=key
+                session, identity.principal, code, box, model=form.ai_model, base_url=form.ai_base_url, api_key=key
             )
             code = organization.organization_code
     except ValidationFailed as error:
@@ -199,25 +189,29 @@ def set_organization_ai_model(
             request,
             db,
             code,
-            model_form={"ai_model": ai_model, "ai_base_url": ai_base_url},
-            status_code=error.status_code,
+            model_form=form,
             error_section="ai-model",
             **form_error(error),
         )
-    return _see_other(f"/organizations/{code}/edit?saved=ai-model")
+    return see_other(f"/organizations/{code}/edit?saved=ai-model")
 
 
 # Providers -------------------------------------------------------------------------------------------------------
 
 
+class ProviderForm(BaseModel):
+    alert_provider: str = ""
+    name: str = ""
+
+
 def _providers_page(
-    request: Request, db: DbDep, *, form: dict[str, str] | None = None, status_code: int = 200, **extra: Any
+    request: Request, db: DbDep, *, form: ProviderForm | None = None, status_code: int = 200, **extra: Any
 ) -> Response:
     with db.read() as session:
         providers = orgs_service.list_all_providers(session)
         context = {
             "providers": providers,
-            "form": form or {"alert_provider": "", "name": ""},
+            "form": form or ProviderForm(),
             "notice": _provider_notice(request),
             "max_name_length": MAX_NAME_LENGTH,
             **extra,
@@ -246,20 +240,13 @@ def providers(request: Request, identity: AdminDep, db: DbDep) -> Response:
 
 
 @router.post("/providers")
-def add_provider(
-    request: Request,
-    identity: AdminDep,
-    db: DbDep,
-    alert_provider: Annotated[str, Form()] = "",
-    name: Annotated[str, Form()] = "",
-) -> Response:
+def add_provider(request: Request, identity: AdminDep, db: DbDep, form: Annotated[ProviderForm, Form()]) -> Response:
     try:
         with db.write() as session:
-            slug = orgs_service.create_provider(session, alert_provider, name).alert_provider
+            slug = orgs_service.create_provider(session, form.alert_provider, form.name).alert_provider
     except VigilError as error:
-        form = {"alert_provider": alert_provider, "name": name}
-        return _providers_page(request, db, form=form, status_code=error.status_code, **form_error(error))
-    return _see_other(f"/providers?added={slug}")
+        return _providers_page(request, db, form=form, **form_error(error))
+    return see_other(f"/providers?added={slug}")
 
 
 def _provider_edit_page(
@@ -289,8 +276,8 @@ def rename_provider(
         with db.write() as session:
             slug = orgs_service.rename_provider(session, slug, name).alert_provider
     except ValidationFailed as error:
-        return _provider_edit_page(request, db, slug, name=name, status_code=error.status_code, **form_error(error))
-    return _see_other(f"/providers?renamed={slug}")
+        return _provider_edit_page(request, db, slug, name=name, **form_error(error))
+    return see_other(f"/providers?renamed={slug}")
 
 
 @router.post("/providers/{slug}/enabled")
@@ -300,7 +287,7 @@ def set_provider_enabled(
     turn_on = enabled == "1"
     with db.write() as session:
         slug = orgs_service.set_provider_enabled(session, slug, enabled=turn_on).alert_provider
-    return _see_other(f"/providers?{'enabled' if turn_on else 'disabled'}={slug}")
+    return see_other(f"/providers?{'enabled' if turn_on else 'disabled'}={slug}")
 
 
 @router.post("/providers/{slug}/delete")
@@ -311,8 +298,8 @@ def delete_provider(request: Request, identity: AdminDep, db: DbDep, slug: str) 
     except VigilError as error:
         if isinstance(error, NotFound):
             raise
-        return _provider_edit_page(request, db, slug, status_code=error.status_code, **form_error(error))
-    return _see_other(f"/providers?deleted={slug.strip().lower()}")
+        return _provider_edit_page(request, db, slug, **form_error(error))
+    return see_other(f"/providers?deleted={slug.strip().lower()}")
 
 
 # API keys --------------------------------------------------------------------------------------------------------
@@ -334,14 +321,21 @@ def api_keys(request: Request, identity: AdminDep, db: DbDep) -> Response:
     return render(request, "admin/api_keys.html", context)
 
 
+class ApiKeyForm(BaseModel):
+    name: str = ""
+    scope: str = "all"
+    organizations: OrganizationCodes = []
+    expires_in_days: str = ""
+
+
 def _new_key_page(
-    request: Request, db: DbDep, *, form: dict[str, Any] | None = None, status_code: int = 200, **extra: Any
+    request: Request, db: DbDep, *, form: ApiKeyForm | None = None, status_code: int = 200, **extra: Any
 ) -> Response:
     with db.read() as session:
         organizations = orgs_service.list_organizations(session)
         context = {
             "organizations": [(o.organization_code, o.name) for o in organizations],
-            "form": form or {"name": "", "scope": "all", "organizations": [], "expires_in_days": ""},
+            "form": form or ApiKeyForm(),
             "max_expiry_days": auth_service.MAX_EXPIRY_DAYS,
             **extra,
         }
@@ -354,31 +348,21 @@ def new_api_key(request: Request, identity: AdminDep, db: DbDep) -> Response:
 
 
 @router.post("/api-keys")
-def create_api_key(
-    request: Request,
-    identity: AdminDep,
-    db: DbDep,
-    name: Annotated[str, Form()] = "",
-    scope: Annotated[str, Form()] = "all",
-    organizations: Annotated[list[str] | None, Form()] = None,
-    expires_in_days: Annotated[str, Form()] = "",
-) -> Response:
+def create_api_key(request: Request, identity: AdminDep, db: DbDep, form: Annotated[ApiKeyForm, Form()]) -> Response:
     """The key is rendered in this POST's own answer (no-store), never put in a URL, and never shown again."""
-    chosen = [code for code in organizations or [] if code]
-    form = {"name": name, "scope": scope, "organizations": chosen, "expires_in_days": expires_in_days}
     try:
-        days = _parse_days(expires_in_days)
+        days = _parse_days(form.expires_in_days)
         with db.write() as session:
             created = auth_service.create_api_key(
                 session,
-                name=name,
+                name=form.name,
                 created_by=str(identity.user_uuid),
-                organization_codes=chosen,
+                organization_codes=form.organizations,
                 expires_in_days=days,
-                all_organizations=scope != "some",
+                all_organizations=form.scope != "some",
             )
     except VigilError as error:
-        return _new_key_page(request, db, form=form, status_code=error.status_code, **form_error(error))
+        return _new_key_page(request, db, form=form, **form_error(error))
     return render(request, "admin/api_key_created.html", {"key": created}, status_code=201, headers=NO_STORE)
 
 
@@ -421,7 +405,7 @@ def revoke_api_key(request: Request, identity: AdminDep, db: DbDep, key_uuid: st
     """Idempotent: revoking an already revoked key keeps its first revocation time."""
     with db.write() as session:
         key = auth_service.revoke_api_key(session, str(_key_uuid(key_uuid)))
-    return _see_other(f"/api-keys?revoked={key.key_uuid}")
+    return see_other(f"/api-keys?revoked={key.key_uuid}")
 
 
 # Service-wide settings -------------------------------------------------------------------------------------------
@@ -478,7 +462,5 @@ def save_service_settings(
         with db.write() as session:
             orgs_service.set_service_checkpoint_timeout(session, seconds, actor=identity.email)
     except ValidationFailed as error:
-        return _settings_page(
-            request, db, timeout=checkpoint_timeout_seconds, status_code=error.status_code, **form_error(error)
-        )
-    return _see_other("/settings?saved=1")
+        return _settings_page(request, db, timeout=checkpoint_timeout_seconds, **form_error(error))
+    return see_other("/settings?saved=1")

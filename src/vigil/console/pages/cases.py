@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import uuid
 from typing import Annotated, Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
@@ -16,6 +15,7 @@ from vigil.cases.constants import NEXT_STATUSES, CaseDisposition, CaseSeverity, 
 from vigil.cases.models import Case
 from vigil.cases.schemas import CaseUpdate, EvidenceOut
 from vigil.console.deps import IdentityDep, WriterDep
+from vigil.console.forms import ListFilters
 from vigil.console.pages.ai_conversation import conversation, investigated_by
 from vigil.console.rendering import render
 from vigil.console.report import load_citations, step_views
@@ -74,46 +74,46 @@ def case_list(
     q: str = "",
     cursor: str = "",
 ) -> Response:
-    filters = {
-        "organization": organization.strip().upper(),
-        "status": _choice(status, CaseStatus) or "",
-        "severity": _choice(severity, CaseSeverity) or "",
-        "disposition": _choice(disposition, CaseDisposition) or "",
-        "assignee": assignee.strip().lower(),
-        "q": q.strip()[:200],
-    }
+    filters = ListFilters(
+        "/cases",
+        organization=organization.strip().upper(),
+        status=_choice(status, CaseStatus) or "",
+        severity=_choice(severity, CaseSeverity) or "",
+        disposition=_choice(disposition, CaseDisposition) or "",
+        assignee=assignee.strip().lower(),
+        q=q.strip()[:200],
+    )
     wanted_assignee = identity.email if filters["assignee"] == "me" else filters["assignee"]
     principal = identity.principal
     with db.read() as session:
         cases, next_cursor = cases_service.list_cases(
             session,
             principal,
-            organization_code=filters["organization"] or None,
-            status=filters["status"] or None,
-            severity=filters["severity"] or None,
-            disposition=filters["disposition"] or None,
+            organization_code=filters.given("organization"),
+            status=filters.given("status"),
+            severity=filters.given("severity"),
+            disposition=filters.given("disposition"),
             assignee=wanted_assignee or None,
-            q=filters["q"] or None,
+            q=filters.given("q"),
             cursor=cursor or None,
             limit=PAGE_SIZE,
         )
         organizations = [o.organization_code for o in orgs_service.list_organizations(session, principal)]
         assignees = cases_service.assignees_in_use(session, principal)
-    active = {name: value for name, value in filters.items() if value}
     return render(
         request,
         "cases/list.html",
         {
             "cases": cases,
             "filters": filters,
-            "filtered": bool(active),
+            "filtered": bool(filters.active),
             "organizations": organizations,
             "assignees": assignees,
             "statuses": list(CaseStatus),
             "severities": list(CaseSeverity),
             "dispositions": list(CaseDisposition),
-            "next_url": f"/cases?{urlencode({**active, 'cursor': next_cursor})}" if next_cursor else None,
-            "first_url": f"/cases?{urlencode(active)}" if cursor else None,
+            "next_url": filters.url(cursor=next_cursor) if next_cursor else None,
+            "first_url": filters.url() if cursor else None,
         },
     )
 

@@ -7,6 +7,7 @@ browser (edits show ``••••last4`` and a blank secret keeps the stored on
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, Literal
@@ -14,9 +15,11 @@ from typing import Any, Literal
 import pydantic
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 
+from vigil.auth.schemas import Principal
 from vigil.console.deps import IdentityDep, WriterDep
 from vigil.console.errors import is_htmx
 from vigil.console.rendering import render
@@ -351,6 +354,8 @@ async def create_connection(request: Request, integration_id: str, identity: Wri
     box = _box(request)
 
     def save() -> uuid.UUID:
+        if not shown.organization_code:
+            raise ValidationFailed("Choose an organization.", details=[{"field": "organization_code"}])
         payload = ConnectionCreate(
             organization_code=shown.organization_code,
             integration_id=integration.id,
@@ -365,16 +370,7 @@ async def create_connection(request: Request, integration_id: str, identity: Wri
                 session, identity.principal, payload, box, policy=_policy(request)
             ).connection_uuid
 
-    try:
-        if not shown.organization_code:
-            raise ValidationFailed("Choose an organization.", details=[{"field": "organization_code"}])
-        created = await run_in_threadpool(save)
-    except (VigilError, pydantic.ValidationError) as error:
-        shown.errors, status_code = _form_problems(error)
-        return await run_in_threadpool(
-            _render_connections, request, db, identity, integration, form=shown, status_code=status_code
-        )
-    return RedirectResponse(f"{_connection_path(integration, created)}?done=created", status_code=303)
+    return await _save_connection_form(request, db, identity, integration, shown, save, done="created")
 
 
 @router.get("/integrations/{integration_id}/connections/{connection_uuid}")
@@ -414,7 +410,7 @@ async def update_connection(
     stored = await run_in_threadpool(_load, db, box, identity, integration, connection_uuid)
     shown = _posted_form(integration, form, _edit_form(integration, stored))
 
-    def save() -> None:
+    def save() -> uuid.UUID:
         changes: dict[str, Any] = {
             "name": shown.name,
             "description": shown.description,
@@ -429,25 +425,38 @@ async def update_connection(
             service.update_connection(
                 session, identity.principal, connection_uuid, payload, box, policy=_policy(request)
             )
+        return connection_uuid
 
+    return await _save_connection_form(request, db, identity, integration, shown, save, done="saved")
+
+
+async def _save_connection_form(
+    request: Request,
+    db: Database,
+    identity: ConsoleIdentity,
+    integration: Integration,
+    shown: ConnectionForm,
+    save: Callable[[], uuid.UUID],
+    *,
+    done: str,
+) -> Response:
+    """Runs a connection form's ``save`` off the event loop: the connection's page once saved, else the form again
+    with what was typed and each problem at its field."""
     try:
-        await run_in_threadpool(save)
+        saved = await run_in_threadpool(save)
     except (VigilError, pydantic.ValidationError) as error:
         shown.errors, status_code = _form_problems(error)
         return await run_in_threadpool(
             _render_connections, request, db, identity, integration, form=shown, status_code=status_code
         )
-    return RedirectResponse(f"{_connection_path(integration, connection_uuid)}?done=saved", status_code=303)
+    return RedirectResponse(f"{_connection_path(integration, saved)}?done={done}", status_code=303)
 
 
 @router.post("/integrations/{integration_id}/connections/{connection_uuid}/delete")
 def delete_connection(
     integration_id: str, connection_uuid: uuid.UUID, request: Request, identity: WriterDep, db: DbDep
 ) -> Response:
-    integration = _integration(integration_id)
-    _load(db, _box(request), identity, integration, connection_uuid)
-    with db.write() as session:
-        service.delete_connection(session, identity.principal, connection_uuid)
+    integration = _change_connection(request, db, identity, integration_id, connection_uuid, service.delete_connection)
     return RedirectResponse(f"{_base(integration)}?done=deleted", status_code=303)
 
 
@@ -475,11 +484,26 @@ async def authenticate_connection(
 def rotate_webhook_token(
     request: Request, integration_id: str, connection_uuid: uuid.UUID, identity: WriterDep, db: DbDep
 ) -> Response:
+    integration = _change_connection(
+        request, db, identity, integration_id, connection_uuid, service.rotate_webhook_token
+    )
+    return RedirectResponse(f"{_connection_path(integration, connection_uuid)}?done=rotated", status_code=303)
+
+
+def _change_connection(
+    request: Request,
+    db: Database,
+    identity: ConsoleIdentity,
+    integration_id: str,
+    connection_uuid: uuid.UUID,
+    change: Callable[[Session, Principal, uuid.UUID], object],
+) -> Integration:
+    """A one-button change to a connection the caller may see (404 otherwise), in one write transaction."""
     integration = _integration(integration_id)
     _load(db, _box(request), identity, integration, connection_uuid)
     with db.write() as session:
-        service.rotate_webhook_token(session, identity.principal, connection_uuid)
-    return RedirectResponse(f"{_connection_path(integration, connection_uuid)}?done=rotated", status_code=303)
+        change(session, identity.principal, connection_uuid)
+    return integration
 
 
 # --- skills tab -------------------------------------------------------------------------------------------------

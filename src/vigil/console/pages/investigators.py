@@ -13,7 +13,6 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Annotated, Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
@@ -23,6 +22,7 @@ from starlette.datastructures import FormData
 
 from vigil.console.deps import IdentityDep, WriterDep
 from vigil.console.errors import is_htmx
+from vigil.console.forms import ListFilters
 from vigil.console.rendering import render
 from vigil.errors import Conflict, ValidationFailed
 from vigil.integrations import service as integrations_service
@@ -104,22 +104,26 @@ def investigator_list(
     q: str = "",
     page: int = 1,
 ) -> Response:
-    filters = {"organization": organization.strip().upper(), "provider": provider.strip().lower(), "q": q.strip()[:200]}
+    filters = ListFilters(
+        "/investigators",
+        organization=organization.strip().upper(),
+        provider=provider.strip().lower(),
+        q=q.strip()[:200],
+    )
     page = max(page, 1)
     principal = identity.principal
     with db.read() as session:
         summaries, total = playbooks_service.list_playbook_summaries(
             session,
             principal,
-            organization_code=filters["organization"] or None,
-            provider=filters["provider"] or None,
-            q=filters["q"] or None,
+            organization_code=filters.given("organization"),
+            provider=filters.given("provider"),
+            q=filters.given("q"),
             limit=PAGE_SIZE,
             offset=(page - 1) * PAGE_SIZE,
         )
         organizations = [o.organization_code for o in orgs_service.list_organizations(session, principal)]
         providers = [p.alert_provider for p in orgs_service.list_providers(session)]
-    active = {name: value for name, value in filters.items() if value}
     return render(
         request,
         "investigators/list.html",
@@ -127,13 +131,11 @@ def investigator_list(
             "summaries": summaries,
             "total": total,
             "filters": filters,
-            "filtered": bool(active),
+            "filtered": bool(filters.active),
             "organizations": organizations,
             "providers": providers,
-            "prev_url": f"/investigators?{urlencode({**active, 'page': page - 1})}" if page > 1 else None,
-            "next_url": (
-                f"/investigators?{urlencode({**active, 'page': page + 1})}" if page * PAGE_SIZE < total else None
-            ),
+            "prev_url": filters.url(page=page - 1) if page > 1 else None,
+            "next_url": filters.url(page=page + 1) if page * PAGE_SIZE < total else None,
         },
     )
 
@@ -448,20 +450,27 @@ def edit_submit(request: Request, playbook_uuid: uuid.UUID, identity: WriterDep,
     note = str(form.get("note") or "").strip()[:2000]
     base = str(form.get("base_version") or "")
     base_version = int(base) if base.isdigit() else None
+
+    def editor_again(session: Session, playbook: Playbook, *, status_code: int, **problems: Any) -> Response:
+        """The editor with what was typed (steps, base version, note), and what to fix in it."""
+        return _editor_page(
+            request,
+            session,
+            identity,
+            playbook,
+            drafts=drafts,
+            base_version=base_version or playbook.current_version,
+            note=note,
+            status_code=status_code,
+            **problems,
+        )
+
     if op != "save":
         message = _apply(op, drafts, str(form.get("new_step") or ""))
         with db.read() as session:
             playbook = _load(session, identity, playbook_uuid)
-            return _editor_page(
-                request,
-                session,
-                identity,
-                playbook,
-                drafts=drafts,
-                base_version=base_version or playbook.current_version,
-                note=note,
-                errors=[message] if message else None,
-                status_code=422 if message else 200,
+            return editor_again(
+                session, playbook, errors=[message] if message else None, status_code=422 if message else 200
             )
     raw = {"steps": [draft.raw() for draft in drafts]}
     try:
@@ -489,14 +498,9 @@ def edit_submit(request: Request, playbook_uuid: uuid.UUID, identity: WriterDep,
                 return _saved(request, playbook_uuid, playbook.current_version)  # a double submit: saved once
             step_errors, general = _sort_errors(error.details)
             heading = error.message if isinstance(error, Conflict) else "Nothing was saved; fix the marked steps."
-            return _editor_page(
-                request,
+            return editor_again(
                 session,
-                identity,
                 playbook,
-                drafts=drafts,
-                base_version=base_version or playbook.current_version,
-                note=note,
                 step_errors=step_errors,
                 errors=[heading, *general],
                 # HTMX swaps 422 answers in place but shows other errors as a toast: a conflict is shown in place too.

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from vigil.console.deps import IdentityDep, SignerDep, signed_in_identity
+from vigil.console.forms import PasswordChange
 from vigil.console.rendering import render
 from vigil.console.security import (
     SESSION_COOKIE,
@@ -133,15 +134,11 @@ def account(request: Request, identity: IdentityDep) -> Response:
 
 @router.post("/account/password")
 def change_password(
-    request: Request,
-    identity: IdentityDep,
-    db: DbDep,
-    current_password: Annotated[str, Form()] = "",
-    new_password: Annotated[str, Form()] = "",
+    request: Request, identity: IdentityDep, db: DbDep, form: Annotated[PasswordChange, Form()]
 ) -> Response:
     try:
         with db.write() as session:
-            users_service.change_password(session, identity.user_uuid, current_password, new_password)
+            users_service.change_password(session, identity.user_uuid, form.current_password, form.new_password)
     except ValidationFailed as error:
         return render(request, "account.html", {"error": error.message}, status_code=error.status_code)
     return RedirectResponse("/account?saved=1", status_code=303)

@@ -8,10 +8,11 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
+from pydantic import BaseModel
 
 from vigil.console.deps import AdminDep, IdentityDep
-from vigil.console.pages.admin import NO_STORE, form_error
+from vigil.console.forms import NO_STORE, OrganizationCodes, PasswordChange, form_error, see_other
 from vigil.console.rendering import render
 from vigil.errors import NotFound, ValidationFailed, VigilError
 from vigil.orgs import service as orgs_service
@@ -71,12 +72,22 @@ def users(request: Request, identity: AdminDep, db: DbDep) -> Response:
     return render(request, "users/list.html", {"users": listed})
 
 
+class UserForm(BaseModel):
+    name: str = ""
+    role: str = ""
+    organizations: OrganizationCodes = []
+
+
+class InviteForm(UserForm):
+    email: str = ""
+
+
 def _invite_page(
-    request: Request, db: DbDep, *, form: dict[str, Any] | None = None, status_code: int = 200, **extra: Any
+    request: Request, db: DbDep, *, form: InviteForm | None = None, status_code: int = 200, **extra: Any
 ) -> Response:
     context = {
         "organizations": _organization_choices(db),
-        "form": form or {"email": "", "name": "", "role": Role.ANALYST.value, "organizations": []},
+        "form": form or InviteForm(role=Role.ANALYST.value),
         "roles": list(Role),
         "role_help": ROLE_HELP,
         **extra,
@@ -90,24 +101,14 @@ def new_user(request: Request, identity: AdminDep, db: DbDep) -> Response:
 
 
 @router.post("/users")
-def invite_user(
-    request: Request,
-    identity: AdminDep,
-    db: DbDep,
-    email: Annotated[str, Form()] = "",
-    name: Annotated[str, Form()] = "",
-    role: Annotated[str, Form()] = "",
-    organizations: Annotated[list[str] | None, Form()] = None,
-) -> Response:
-    chosen = [code for code in organizations or [] if code]
-    form = {"email": email, "name": name, "role": role, "organizations": chosen}
+def invite_user(request: Request, identity: AdminDep, db: DbDep, form: Annotated[InviteForm, Form()]) -> Response:
     try:
         with db.write() as session:
             invited = users_service.invite_user(
-                session, email=email, role=_role(role), name=name, organization_codes=chosen
+                session, email=form.email, role=_role(form.role), name=form.name, organization_codes=form.organizations
             )
     except VigilError as error:
-        return _invite_page(request, db, form=form, status_code=error.status_code, **form_error(error))
+        return _invite_page(request, db, form=form, **form_error(error))
     return _secret_page(request, invited, reset=False)
 
 
@@ -117,7 +118,7 @@ def _user_page(
     identity: AdminDep,
     user_uuid: uuid.UUID,
     *,
-    form: dict[str, Any] | None = None,
+    form: UserForm | None = None,
     status_code: int = 200,
     **extra: Any,
 ) -> Response:
@@ -127,7 +128,7 @@ def _user_page(
         "user": user,
         "is_self": user.user_uuid == identity.user_uuid,
         "organizations": _organization_choices(db),
-        "form": form or {"name": user.name, "role": user.role.value, "organizations": user.organizations},
+        "form": form or UserForm(name=user.name, role=user.role.value, organizations=user.organizations),
         "roles": list(Role),
         "role_help": ROLE_HELP,
         "notice": _user_notice(request),
@@ -154,32 +155,22 @@ def user_detail(request: Request, identity: AdminDep, db: DbDep, user_id: str) -
 
 @router.post("/users/{user_id}")
 def update_user(
-    request: Request,
-    identity: AdminDep,
-    db: DbDep,
-    user_id: str,
-    name: Annotated[str, Form()] = "",
-    role: Annotated[str, Form()] = "",
-    organizations: Annotated[list[str] | None, Form()] = None,
+    request: Request, identity: AdminDep, db: DbDep, user_id: str, form: Annotated[UserForm, Form()]
 ) -> Response:
     user_uuid = _user_uuid(user_id)
-    chosen = [code for code in organizations or [] if code]
     try:
         with db.write() as session:
             users_service.update_user(
                 session,
                 user_uuid,
-                role=_role(role),
-                name=name,
-                organization_codes=chosen,
+                role=_role(form.role),
+                name=form.name,
+                organization_codes=form.organizations,
                 acting_user=identity.user_uuid,
             )
     except ValidationFailed as error:
-        form = {"name": name, "role": role, "organizations": chosen}
-        return _user_page(
-            request, db, identity, user_uuid, form=form, status_code=error.status_code, **form_error(error)
-        )
-    return RedirectResponse(f"/users/{user_uuid}?saved=1", status_code=303)
+        return _user_page(request, db, identity, user_uuid, form=form, **form_error(error))
+    return see_other(f"/users/{user_uuid}?saved=1")
 
 
 @router.post("/users/{user_id}/disable")
@@ -198,7 +189,7 @@ def _set_disabled(request: Request, identity: AdminDep, db: DbDep, user_uuid: uu
             users_service.set_disabled(session, user_uuid, disabled=disabled, acting_user=identity.user_uuid)
     except ValidationFailed as error:
         return _user_page(request, db, identity, user_uuid, status_code=error.status_code, action_error=error.message)
-    return RedirectResponse(f"/users/{user_uuid}?{'disabled' if disabled else 'enabled'}=1", status_code=303)
+    return see_other(f"/users/{user_uuid}?{'disabled' if disabled else 'enabled'}=1")
 
 
 @router.get("/users/{user_id}/reset-password")
@@ -228,22 +219,21 @@ def choose_password_form(request: Request, identity: IdentityDep) -> Response:
     return render(request, "users/choose_password.html", context)
 
 
+class ChosenPassword(PasswordChange):
+    confirm_password: str = ""
+    next: str = "/alerts"
+
+
 @router.post("/account/choose-password")
 def choose_password(
-    request: Request,
-    identity: IdentityDep,
-    db: DbDep,
-    current_password: Annotated[str, Form()] = "",
-    new_password: Annotated[str, Form()] = "",
-    confirm_password: Annotated[str, Form()] = "",
-    next: Annotated[str, Form()] = "/alerts",
+    request: Request, identity: IdentityDep, db: DbDep, form: Annotated[ChosenPassword, Form()]
 ) -> Response:
-    target = _safe_next(next)
+    target = _safe_next(form.next)
     try:
-        if new_password != confirm_password:
+        if form.new_password != form.confirm_password:
             raise ValidationFailed("The two new passwords differ.", code="password_mismatch")
         with db.write() as session:
-            users_service.change_password(session, identity.user_uuid, current_password, new_password)
+            users_service.change_password(session, identity.user_uuid, form.current_password, form.new_password)
     except ValidationFailed as error:
         return render(
             request,
@@ -251,4 +241,4 @@ def choose_password(
             {"next": target, "error": error.message},
             status_code=error.status_code,
         )
-    return RedirectResponse(target, status_code=303)
+    return see_other(target)

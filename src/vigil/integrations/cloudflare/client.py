@@ -6,7 +6,7 @@ then by HTTP status; "not found" is attributed to the account or zone from the r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -108,6 +108,17 @@ def cloudflare_error(response: httpx.Response, path: str, auth_method: AuthMetho
     return failure.error(f"Cloudflare API {path} failed: {described}", status)
 
 
+Envelope = Callable[[Mapping[str, Any]], tuple[list[dict[str, Any]], Mapping[str, Any]]]
+
+
+def result_array(body: Mapping[str, Any]) -> tuple[list[dict[str, Any]], Mapping[str, Any]]:
+    """The usual listing page: a ``result`` array, with ``result_info`` for paging."""
+    result = body.get("result")
+    info = body.get("result_info")
+    items = [item for item in result if isinstance(item, dict)] if isinstance(result, list) else []
+    return items, info if isinstance(info, dict) else {}
+
+
 API_URL = VendorUrl("cloudflare.api_url", "https://api.cloudflare.com")
 
 
@@ -160,16 +171,19 @@ class CloudflareClient:
         return body
 
     async def paged_list(
-        self, path: str, params: Mapping[str, Any], *, page: int, per_page: int, max_pages: int
+        self,
+        path: str,
+        params: Mapping[str, Any],
+        *,
+        page: int,
+        per_page: int,
+        max_pages: int,
+        envelope: Envelope = result_array,
     ) -> tuple[list[dict[str, Any]], PageInfo]:
-        """A ``result`` array listing paged with ``page``/``per_page`` and ``result_info``."""
+        """A listing paged with ``page``/``per_page``; ``envelope`` reads one page's items and paging info."""
 
         async def fetch(number: int) -> tuple[list[dict[str, Any]], Mapping[str, Any]]:
-            body = await self.get(path, {**params, "page": number, "per_page": per_page})
-            result = body.get("result")
-            info = body.get("result_info")
-            items = [item for item in result if isinstance(item, dict)] if isinstance(result, list) else []
-            return items, info if isinstance(info, dict) else {}
+            return envelope(await self.get(path, {**params, "page": number, "per_page": per_page}))
 
         return await collect_pages(fetch, first_page=page, per_page=per_page, max_pages=max_pages)
 

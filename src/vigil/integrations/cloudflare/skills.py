@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field, IPvAnyNetwork
 
-from vigil.integrations.cloudflare.client import CloudflareClient
+from vigil.integrations.cloudflare.client import CloudflareClient, Envelope, result_array
 from vigil.integrations.cloudflare.models import (
     AccessApplication,
     AuditLogEntry,
@@ -22,14 +23,10 @@ from vigil.integrations.cloudflare.models import (
 )
 from vigil.integrations.errors import UNEXPECTED_RESPONSE
 from vigil.integrations.framework import SkillContext, SkillInput, SkillOutput, optional, skill
-from vigil.integrations.pagination import PageInfo, collect_pages
+from vigil.integrations.pagination import PageInfo
+from vigil.integrations.query import given, utc_timestamp
 
 INTEGRATION_ID = "cloudflare"
-
-
-def rfc3339(moment: datetime) -> str:
-    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class PagingInput(SkillInput):
@@ -55,20 +52,27 @@ class AuditLogsOutput(SkillOutput):
     page_info: PageInfo = Field(description="Paging position; request next_page to continue.")
 
 
+async def _pages(
+    client: CloudflareClient,
+    path: str,
+    query: Mapping[str, Any],
+    params: AuditLogsInput | InsightsInput | ZoneDetailsInput,
+    envelope: Envelope = result_array,
+) -> tuple[list[dict[str, Any]], PageInfo]:
+    """The pages of a listing that the skill's paging input asks for."""
+    return await client.paged_list(
+        path, query, page=params.page, per_page=params.per_page, max_pages=params.pages, envelope=envelope
+    )
+
+
 async def _audit_logs(ctx: SkillContext, params: AuditLogsInput, filters: dict[str, Any]) -> AuditLogsOutput:
     client = CloudflareClient(ctx)
     query: dict[str, Any] = {"direction": "desc", **filters}
     if params.since:
-        query["since"] = rfc3339(params.since)
+        query["since"] = utc_timestamp(params.since)
     if params.before:
-        query["before"] = rfc3339(params.before)
-    items, info = await client.paged_list(
-        f"/accounts/{client.account_id}/audit_logs",
-        query,
-        page=params.page,
-        per_page=params.per_page,
-        max_pages=params.pages,
-    )
+        query["before"] = utc_timestamp(params.before)
+    items, info = await _pages(client, f"/accounts/{client.account_id}/audit_logs", query, params)
     return AuditLogsOutput(entries=[AuditLogEntry.model_validate(i) for i in items], page_info=info)
 
 
@@ -87,7 +91,7 @@ async def audit_logs_for_detections(ctx: SkillContext, params: DetectionAuditLog
         "zone.name": params.zone,
         "action.type": params.action_type,
     }
-    return await _audit_logs(ctx, params, {k: v for k, v in filters.items() if v})
+    return await _audit_logs(ctx, params, given(filters))
 
 
 @skill(
@@ -131,17 +135,16 @@ async def get_security_center_insights(ctx: SkillContext, params: InsightsInput)
         query["severity"] = params.severity.value
     if params.issue_type:
         query["issue_type"] = params.issue_type
-
-    async def fetch(number: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        body = await client.get(path, {**query, "page": number, "per_page": params.per_page})
-        result = body.get("result")  # an object {count, page, per_page, issues}, not an array
-        if not isinstance(result, dict):
-            raise UNEXPECTED_RESPONSE.error("Security Center answered without a result object.")
-        issues = [i for i in result.get("issues") or [] if isinstance(i, dict)]
-        return issues, {"total_count": result.get("count")}
-
-    items, info = await collect_pages(fetch, first_page=params.page, per_page=params.per_page, max_pages=params.pages)
+    items, info = await _pages(client, path, query, params, envelope=_security_center_issues)
     return InsightsOutput(insights=[Insight.model_validate(i) for i in items], page_info=info)
+
+
+def _security_center_issues(body: Mapping[str, Any]) -> tuple[list[dict[str, Any]], Mapping[str, Any]]:
+    result = body.get("result")  # an object {count, page, per_page, issues}, not an array
+    if not isinstance(result, dict):
+        raise UNEXPECTED_RESPONSE.error("Security Center answered without a result object.")
+    issues = [i for i in result.get("issues") or [] if isinstance(i, dict)]
+    return issues, {"total_count": result.get("count")}
 
 
 class AccessAppsInput(SkillInput):
@@ -212,13 +215,7 @@ async def get_zone_details(ctx: SkillContext, params: ZoneDetailsInput) -> ZoneD
         body = await client.get(f"/zones/{params.zone_id}")
         return ZoneDetailsOutput(zones=[Zone.model_validate(body.get("result"))])
     filters = {"account.id": client.account_id, "name": params.name, "status": params.status}
-    items, info = await client.paged_list(
-        "/zones",
-        {k: v for k, v in filters.items() if v},
-        page=params.page,
-        per_page=params.per_page,
-        max_pages=params.pages,
-    )
+    items, info = await _pages(client, "/zones", given(filters), params)
     return ZoneDetailsOutput(zones=[Zone.model_validate(i) for i in items], page_info=info)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field, IPvAnyAddress, field_validator
@@ -19,21 +19,23 @@ from vigil.integrations.microsoft_defender.models import (
     Machine,
     MachineAction,
 )
+from vigil.integrations.query import utc_timestamp
 
 INTEGRATION_ID = "microsoft_defender"
 
 
-def odata_time(moment: datetime) -> str:
-    """OData datetime literal in UTC (naive datetimes are taken as UTC)."""
-    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def odata_query(clauses: list[str], top: int, **extra: str) -> dict[str, str]:
+async def _odata_list(ctx: SkillContext, path: str, clauses: list[str], top: int, **extra: str) -> list[dict[str, Any]]:
+    """Up to ``top`` items of a list endpoint, filtered by every clause (``$filter`` joins them with ``and``)."""
     params = {"$top": str(top), **extra}
     if clauses:
         params["$filter"] = " and ".join(clauses)
-    return params
+    return await DefenderClient(ctx).list(path, params, max_items=top)
+
+
+async def _machine_action(ctx: SkillContext, machine_id: str, action: str, body: dict[str, Any]) -> MachineActionOutput:
+    """Starts a machine action (``/api/machines/{id}/{action}``); Defender answers with the action to follow."""
+    created = await DefenderClient(ctx).post_json(f"/api/machines/{machine_id.strip()}/{action}", body)
+    return MachineActionOutput(action=MachineAction.model_validate(created))
 
 
 class ListMachinesInput(SkillInput):
@@ -64,8 +66,7 @@ async def list_machines(ctx: SkillContext, params: ListMachinesInput) -> ListMac
         clauses.append(f"lastIpAddress eq {odata_literal(str(params.ip))}")
     if params.machine_id:
         clauses.append(f"id eq {odata_literal(params.machine_id.strip())}")
-    client = DefenderClient(ctx)
-    items = await client.list("/api/machines", odata_query(clauses, params.top), max_items=params.top)
+    items = await _odata_list(ctx, "/api/machines", clauses, params.top)
     machines = [Machine.model_validate(item) for item in items]
     return ListMachinesOutput(machines=machines, count=len(machines))
 
@@ -99,12 +100,11 @@ async def fetch_alerts(ctx: SkillContext, params: FetchAlertsInput) -> FetchAler
     if params.status:
         clauses.append(f"status eq {odata_literal(params.status.value)}")
     if params.since:
-        clauses.append(f"alertCreationTime ge {odata_time(params.since)}")
+        clauses.append(f"alertCreationTime ge {utc_timestamp(params.since)}")
     extra = {"$expand": "evidence"} if params.include_evidence else {}
     # machineId is not filterable on /api/alerts; one machine's alerts have their own endpoint.
     path = f"/api/machines/{params.machine_id.strip()}/alerts" if params.machine_id else "/api/alerts"
-    client = DefenderClient(ctx)
-    items = await client.list(path, odata_query(clauses, params.top, **extra), max_items=params.top)
+    items = await _odata_list(ctx, path, clauses, params.top, **extra)
     alerts = [Alert.model_validate(item) for item in items]
     return FetchAlertsOutput(alerts=alerts, count=len(alerts))
 
@@ -196,9 +196,7 @@ async def machine_live_response(ctx: SkillContext, params: MachineLiveResponseIn
         ],
         "Comment": params.comment,
     }
-    path = f"/api/machines/{params.machine_id.strip()}/runliveresponse"
-    action = await DefenderClient(ctx).post_json(path, body)
-    return MachineActionOutput(action=MachineAction.model_validate(action))
+    return await _machine_action(ctx, params.machine_id, "runliveresponse", body)
 
 
 class IsolateMachineInput(SkillInput):
@@ -219,5 +217,4 @@ class IsolateMachineInput(SkillInput):
 )
 async def isolate_machine(ctx: SkillContext, params: IsolateMachineInput) -> MachineActionOutput:
     body = {"Comment": params.comment, "IsolationType": params.isolation_type.value}
-    action = await DefenderClient(ctx).post_json(f"/api/machines/{params.machine_id.strip()}/isolate", body)
-    return MachineActionOutput(action=MachineAction.model_validate(action))
+    return await _machine_action(ctx, params.machine_id, "isolate", body)
