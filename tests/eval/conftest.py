@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from tests.eval.scenario import Scenario, load_scenarios
+
+from vigil.evaluation.scenario import Scenario, load_scenarios
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from tests.eval.scenario import CATEGORIES, SCENARIOS_DIR, Disposition, Scenario, load_scenarios
+
+from vigil.evaluation.scenario import CATEGORIES, SCENARIOS_DIR, Disposition, Scenario, load_scenarios
 
 TARGET_SHARES: dict[Disposition, float] = {"true_positive": 45.0, "benign_true_positive": 30.0, "false_positive": 25.0}
 TOLERANCE_POINTS = 8.0

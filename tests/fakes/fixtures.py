@@ -11,14 +11,17 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.fakes import cloudflare, mde, push, slack
-from tests.fakes.cloudflare import CloudflareFake
-from tests.fakes.mde import MdeFake
-from tests.fakes.push import PushFake
-from tests.fakes.slack import SlackFake
 from vigil.integrations import runner
+from vigil.integrations.cloudflare import fake as cloudflare
+from vigil.integrations.cloudflare.fake import CloudflareFake
 from vigil.integrations.framework import ConnectionTestResult, Endpoints, SkillContext
 from vigil.integrations.http import OutboundClient, RetryPolicy
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.push_security import fake as push
+from vigil.integrations.push_security.fake import PushFake
+from vigil.integrations.slack import fake as slack
+from vigil.integrations.slack.fake import SlackFake
 
 T = TypeVar("T")
 

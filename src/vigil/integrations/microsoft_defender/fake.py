@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor, form_of
+from vigil.integrations.fakes import FakeVendor, form_of
 
 TENANT_ID = "8f3f7c2e-5a2b-4f5e-9c1d-0a1b2c3d4e5f"
 CLIENT_ID = "4a7e2d61-93c2-4b8e-a1f0-5d6c7b8a9e01"

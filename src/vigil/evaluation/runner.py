@@ -35,14 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 from sqlalchemy import select, text
-from tests.eval.scenario import CATEGORIES, Category, Scenario
-from tests.fakes import slack
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, push_values, slack_values, vendor_urls
-from tests.fakes.mde import MdeFake
-from tests.fakes.push import PushFake
-from tests.fakes.slack import SlackFake
-from tests.fakes.slack_sender import SlackSender, block_actions
 from tests.support.harness import Harness
 
 from vigil.ai.factory import is_builtin
@@ -51,8 +44,15 @@ from vigil.alerts.constants import InvestigationStatus
 from vigil.cases.models import Case
 from vigil.db.migrate import upgrade
 from vigil.db.session import create_db_engine
+from vigil.evaluation.scenario import CATEGORIES, Category, Scenario
 from vigil.integrations.catalog import all_skills
 from vigil.integrations.chat import decode_message_ref
+from vigil.integrations.cloudflare.fake import CloudflareFake
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.push_security.fake import PushFake
+from vigil.integrations.slack import fake as slack
+from vigil.integrations.slack.fake import SlackFake
+from vigil.integrations.slack.fake_sender import SlackSender, block_actions
 from vigil.investigations.models import ChatCheckpoint
 from vigil.investigations.service import exchanges_of
 from vigil.playbooks.models import PlaybookVersion

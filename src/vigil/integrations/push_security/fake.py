@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor
+from vigil.integrations.fakes import FakeVendor
 
 READ_KEY = "psk_read_6f1c0d9a8b7e4f3a2b1c0d9e8f7a6b5c"
 FULL_KEY = "psk_full_0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d"

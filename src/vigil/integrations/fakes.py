@@ -1,7 +1,7 @@
 """Shared machinery for loopback vendor fakes: request recording, "fail the next N requests" injection and
-switchable faults (``tests.fakes.faults``).
+switchable faults (``vigil.integrations.fake_faults``).
 
-Each vendor fake is a real HTTP server (run by ``tests.support.live_server.LiveServer``) that checks credentials
+Each vendor fake is a real HTTP server (run by ``vigil.integrations.live_server.LiveServer``) that checks credentials
 the way the vendor does and answers with the vendor's documented bodies.
 """
 
@@ -24,8 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.faults import Fault, FaultRule, faulty_answer
-from tests.support.live_server import LiveServer
+from vigil.integrations.fake_faults import Fault, FaultRule, faulty_answer
+from vigil.integrations.live_server import LiveServer
 
 Handler = Callable[[Request], Awaitable[Response]]
 

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor
+from vigil.integrations.fakes import FakeVendor
 
 ACCOUNT_ID = "01a7362d577a6c3019a474fd6f485823"
 ZONE_ID = "023e105f4ecef8ad9ca31a8372d0c353"

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from rich.console import JustifyMethod
 from rich.table import Table
-from tests.eval.runner import (
+
+from vigil.ai.factory import is_builtin
+from vigil.evaluation.runner import (
     WRITE_SKILLS,
     Aggregate,
     AiUsage,
@@ -22,8 +24,6 @@ from tests.eval.runner import (
     Spread,
     Thresholds,
 )
-
-from vigil.ai.factory import is_builtin
 
 INTRO = (
     "Every scenario of the labelled set (`tests/eval/scenarios/`, format in `tests/eval/README.md`) is sent "

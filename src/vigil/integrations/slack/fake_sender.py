@@ -17,7 +17,7 @@ from urllib.parse import quote
 from fastapi.testclient import TestClient
 from httpx2 import Response  # the client starlette.testclient uses when it is installed (it is, via openai)
 
-from tests.fakes.slack import SIGNING_SECRET
+from vigil.integrations.slack.fake import SIGNING_SECRET
 
 EVENTS_PATH = "/serviceapi/webhooks/chat/v1/events"
 INTERACTIONS_PATH = "/serviceapi/webhooks/chat/v1/interactions"

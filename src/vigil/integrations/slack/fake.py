@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor, form_of
+from vigil.integrations.fakes import FakeVendor, form_of
 
 BOT_TOKEN = "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy"
 REVOKED_TOKEN = "xoxb-17653672481-19874698323-revokedrevokedrevoked"
