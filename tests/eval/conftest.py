@@ -11,5 +11,5 @@ from vigil.evaluation.scenario import Scenario, load_scenarios
 def fast_scenarios() -> list[Scenario]:
     scenarios = load_scenarios(fast_only=True)
     if not scenarios:
-        pytest.fail("tests/eval/scenarios has no scenario marked fast")
+        pytest.fail("src/vigil/evaluation/scenarios has no scenario marked fast")
     return scenarios

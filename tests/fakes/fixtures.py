@@ -27,12 +27,8 @@ T = TypeVar("T")
 
 FAST_RETRY = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05, max_retry_after=5.0)
 
-MDE_VALUES = {"tenant_id": mde.TENANT_ID, "client_id": mde.CLIENT_ID, "client_secret": mde.CLIENT_SECRET}
-CLOUDFLARE_TOKEN_VALUES = {
-    "auth_method": "api_token",
-    "api_token": cloudflare.USER_TOKEN,
-    "account_id": cloudflare.ACCOUNT_ID,
-}
+MDE_VALUES = mde.CONNECTION_VALUES
+CLOUDFLARE_TOKEN_VALUES = cloudflare.CONNECTION_VALUES
 CLOUDFLARE_KEY_VALUES = {
     "auth_method": "global_key",
     "email": cloudflare.EMAIL,
@@ -40,28 +36,21 @@ CLOUDFLARE_KEY_VALUES = {
     "account_id": cloudflare.ACCOUNT_ID,
 }
 PUSH_VALUES = {"api_key": push.READ_KEY}
+_mde_urls = mde.vendor_urls  # the function's arguments below take the modules' names
+_cloudflare_urls = cloudflare.vendor_urls
 
 
-def slack_values(fake: SlackFake) -> dict[str, str]:
-    return {
-        "webhook_url": fake.webhook_url,
-        "channel": "#soc-alerts",
-        "bot_token": slack.BOT_TOKEN,
-        "signing_secret": slack.SIGNING_SECRET,
-    }
-
-
-def push_values(fake: PushFake, **overrides: str) -> dict[str, str]:
-    return {**PUSH_VALUES, "domain": fake.url, **overrides}
+slack_values = slack.connection_values
+push_values = push.connection_values
 
 
 def vendor_urls(*, mde: str | None = None, cloudflare: str | None = None, slack: str | None = None) -> dict[str, str]:
     """`VIGIL_VENDOR_URLS` pointing the given vendors at loopback fakes (the rest keep their public defaults)."""
     urls: dict[str, str] = {}
     if mde:
-        urls |= {"microsoft_defender.auth_url": mde, "microsoft_defender.api_url": mde}
+        urls |= _mde_urls(mde)
     if cloudflare:
-        urls["cloudflare.api_url"] = cloudflare
+        urls |= _cloudflare_urls(cloudflare)
     if slack:
         urls["slack.api_url"] = slack
     return urls

@@ -14,11 +14,13 @@ import time
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 from urllib.parse import parse_qs
 
+from fastapi.testclient import TestClient
+from pydantic import BaseModel, ConfigDict
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -174,3 +176,79 @@ class FakeVendor(ABC):
 async def form_of(request: Request) -> dict[str, str]:
     """An urlencoded body as a dict (python-multipart is not a dependency, and Slack/Entra only use urlencoded)."""
     return {k: v[-1] for k, v in parse_qs((await request.body()).decode(), keep_blank_values=True).items()}
+
+
+# --- what an evaluation scenario drives ----------------------------------------------------------------------
+
+
+class ScenarioData(BaseModel):
+    """A scenario's ``integrations.<id>`` section: what the vendor's fake returns (no section: not connected)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+DataT = TypeVar("DataT", bound=ScenarioData)
+FakeT = TypeVar("FakeT", bound=FakeVendor)
+
+
+class ScenarioFakeError(Exception):
+    """The fake could not do what the scenario asked (e.g. the question has no button for the scripted answer)."""
+
+
+class ScenarioFake(ABC, Generic[FakeT, DataT]):
+    """One vendor's fake as an evaluation scenario drives it; its folder's ``fake.py`` names its subclass
+    ``SCENARIO_FAKE``. A subclass states the integration id, its scenario section's model, how to build the
+    fake, load a section into it and connect to it, and where Vigil reaches it (``VIGIL_VENDOR_URLS``)."""
+
+    integration_id: ClassVar[str]
+    data_model: type[DataT]
+
+    def __init__(self) -> None:
+        self.fake = self.new_fake()
+
+    @abstractmethod
+    def new_fake(self) -> FakeT:
+        """The (not yet serving) fake server."""
+
+    @abstractmethod
+    def connection_values(self) -> dict[str, str]:
+        """The connection fields to create through the API so that they authenticate at this fake."""
+
+    def load(self, data: DataT) -> None:
+        """Serve the scenario's section (called after ``reset``); by default the fake serves its own records."""
+
+    def vendor_urls(self) -> dict[str, str]:
+        """``VIGIL_VENDOR_URLS`` entries pointing the integration at this fake (none: a field carries the URL)."""
+        return {}
+
+    def write_requests(self) -> list[str]:
+        """Requests received that would have changed something at the vendor, one label each."""
+        return []
+
+    def reset(self) -> None:
+        self.fake.reset()
+
+    def serve(self) -> AbstractContextManager[FakeVendor]:
+        return self.fake.serve()
+
+
+class ChatScenarioFake(ScenarioFake[FakeT, DataT]):
+    """The fake of an integration that asks people questions (``Integration.chat``): it knows the scenario's
+    people, shows whether Vigil's question has arrived, and answers it as the asked person would."""
+
+    @abstractmethod
+    def add_people(self, emails: list[str]) -> list[str]:
+        """Make each address a user of the chat workspace; returns the ones added (for ``remove_people``)."""
+
+    @abstractmethod
+    def remove_people(self, emails: list[str]) -> None: ...
+
+    @abstractmethod
+    def question_posted(self, message_ref: str | None, recipient_id: str) -> bool:
+        """Whether the question stored under ``message_ref`` (as the chat provider recorded it) is in the fake."""
+
+    @abstractmethod
+    def answer(self, client: TestClient, token: str, message_ref: str | None, recipient_id: str, decision: str) -> None:
+        """Deliver ``recipient_id``'s answer ``decision`` to the question to Vigil's inbound chat endpoint through
+        ``client``, signed and shaped as the vendor delivers it (``token``: the connection's ``webhook_token``).
+        Raises ``ScenarioFakeError`` when the question offers no such answer or Vigil refuses the delivery."""
