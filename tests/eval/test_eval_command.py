@@ -4,11 +4,13 @@ and a missing directory or an invalid file stops the command before anything run
 from __future__ import annotations
 
 import json
+import logging
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from vigil.cli import app
 from vigil.evaluation.scenario import SCENARIOS_DIR
@@ -17,6 +19,25 @@ runner = CliRunner()
 #: A fast scenario whose person confirms a chat checkpoint (so the chat fake answers), and one without.
 ANSWERED = "edge-cloudflare-security-level-restored-confirmed"
 PLAIN = "phishing-reported-knowbe4-simulation"
+
+
+@pytest.fixture(autouse=True)
+def _loggers_kept() -> Iterator[None]:
+    """`vigil eval` points the root logger (and DBOS its own) at the CliRunner's stderr, closed once it returns."""
+    loggers = [logging.getLogger(), *(logging.getLogger(name) for name in list(logging.root.manager.loggerDict))]
+    kept = [(logger, list(logger.handlers), logger.level) for logger in loggers]
+    yield
+    for logger, handlers, level in kept:
+        logger.handlers, logger.level = handlers, level
+    for name in list(logging.root.manager.loggerDict):  # loggers the command created
+        logger = logging.getLogger(name)
+        if all(logger is not known for known in loggers):
+            logger.handlers = []
+
+
+def _output(result: Result) -> str:
+    """What the command printed, with Rich's line wrapping undone."""
+    return " ".join(result.output.split())
 
 
 def _shipped(scenario_id: str) -> Path:
@@ -35,10 +56,10 @@ def test_a_directory_of_own_scenarios_runs_with_its_holdout_apart(db_url: str, t
     )
 
     assert result.exit_code == 0, result.output
-    assert "Running 1 scenario(s)" in result.output and "Running 1 held-out scenario(s)" in result.output
+    assert "Running 1 scenario(s)" in _output(result) and "Running 1 held-out scenario(s)" in _output(result)
     report = output.read_text(encoding="utf-8")
     assert f"vigil eval --set {own}" in report
-    scenario_rows = [line for line in report.splitlines() if line.startswith("| ") and "→" in line]
+    scenario_rows = [line for line in report.splitlines() if "→" in line and not line.startswith("| Scenario |")]
     assert [row.split(" | ")[0] for row in scenario_rows] == [f"| {ANSWERED}", f"| {PLAIN}"]
     assert all(row.endswith("| pass |") for row in scenario_rows), scenario_rows
     assert "## Held-out scenarios (never used for tuning)" in report
@@ -47,13 +68,13 @@ def test_a_directory_of_own_scenarios_runs_with_its_holdout_apart(db_url: str, t
 def test_a_missing_set_directory_exits_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", "--set", str(tmp_path / "nowhere"), "--output", "-"])
     assert result.exit_code == 2
-    assert "no such directory" in result.output
+    assert "no such directory" in _output(result)
 
 
 def test_an_empty_set_directory_exits_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", "--set", str(tmp_path), "--output", "-"])
     assert result.exit_code == 2
-    assert "no scenarios to run" in result.output
+    assert "no scenarios to run" in _output(result)
 
 
 @pytest.mark.parametrize(
@@ -74,8 +95,7 @@ def test_an_invalid_scenario_file_exits_2_naming_it(tmp_path: Path, change: obje
     result = runner.invoke(app, ["eval", "--set", str(tmp_path), "--output", "-"])
 
     assert result.exit_code == 2
-    output = " ".join(result.output.split())
-    assert f"01-{ANSWERED}.json" in output and complaint in output, result.output
+    assert f"01-{ANSWERED}.json" in _output(result) and complaint in _output(result), result.output
 
 
 def test_an_invalid_holdout_file_stops_the_run_before_it_starts(tmp_path: Path) -> None:
@@ -86,4 +106,4 @@ def test_an_invalid_holdout_file_stops_the_run_before_it_starts(tmp_path: Path) 
     result = runner.invoke(app, ["eval", "--set", str(tmp_path), "--output", "-"])
 
     assert result.exit_code == 2
-    assert "not-numbered.json" in result.output
+    assert "not-numbered.json" in _output(result)
