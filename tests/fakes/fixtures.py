@@ -36,8 +36,6 @@ CLOUDFLARE_KEY_VALUES = {
     "account_id": cloudflare.ACCOUNT_ID,
 }
 PUSH_VALUES = {"api_key": push.READ_KEY}
-_mde_urls = mde.vendor_urls  # the function's arguments below take the modules' names
-_cloudflare_urls = cloudflare.vendor_urls
 
 
 slack_values = slack.connection_values
@@ -48,9 +46,9 @@ def vendor_urls(*, mde: str | None = None, cloudflare: str | None = None, slack:
     """`VIGIL_VENDOR_URLS` pointing the given vendors at loopback fakes (the rest keep their public defaults)."""
     urls: dict[str, str] = {}
     if mde:
-        urls |= _mde_urls(mde)
+        urls |= {"microsoft_defender.auth_url": mde, "microsoft_defender.api_url": mde}
     if cloudflare:
-        urls |= _cloudflare_urls(cloudflare)
+        urls["cloudflare.api_url"] = cloudflare
     if slack:
         urls["slack.api_url"] = slack
     return urls

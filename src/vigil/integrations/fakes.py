@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 from urllib.parse import parse_qs
 
 from fastapi.testclient import TestClient
@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from vigil.integrations.catalog import get_integration
 from vigil.integrations.fake_faults import Fault, FaultRule, faulty_answer
 from vigil.integrations.live_server import LiveServer
 
@@ -197,18 +198,24 @@ class ScenarioFakeError(Exception):
 
 class ScenarioFake(ABC, Generic[FakeT, DataT]):
     """One vendor's fake as an evaluation scenario drives it; its folder's ``fake.py`` names its subclass
-    ``SCENARIO_FAKE``. A subclass states the integration id, its scenario section's model, how to build the
-    fake, load a section into it and connect to it, and where Vigil reaches it (``VIGIL_VENDOR_URLS``)."""
+    ``SCENARIO_FAKE``. A subclass, ``ScenarioFake[TheFake, ItsSectionModel]``, states the integration id, how to
+    load a scenario's section into the fake and connect to it; Vigil reaches it at every base URL the integration
+    declares."""
 
     integration_id: ClassVar[str]
-    data_model: type[DataT]
+    #: The fake's class and the scenario section's model, as the subclass's type arguments name them.
+    fake_type: ClassVar[type[FakeVendor]]
+    data_model: ClassVar[type[ScenarioData]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            arguments = get_args(base)
+            if issubclass(get_origin(base) or object, ScenarioFake) and not isinstance(arguments[0], TypeVar):
+                cls.fake_type, cls.data_model = arguments
 
     def __init__(self) -> None:
-        self.fake = self.new_fake()
-
-    @abstractmethod
-    def new_fake(self) -> FakeT:
-        """The (not yet serving) fake server."""
+        self.fake = cast("FakeT", self.fake_type())
 
     @abstractmethod
     def connection_values(self) -> dict[str, str]:
@@ -217,9 +224,14 @@ class ScenarioFake(ABC, Generic[FakeT, DataT]):
     def load(self, data: DataT) -> None:
         """Serve the scenario's section (called after ``reset``); by default the fake serves its own records."""
 
+    def base_url(self) -> str:
+        """Where the fake serves what the integration's base URLs point at."""
+        return self.fake.url
+
     def vendor_urls(self) -> dict[str, str]:
-        """``VIGIL_VENDOR_URLS`` entries pointing the integration at this fake (none: a field carries the URL)."""
-        return {}
+        """``VIGIL_VENDOR_URLS`` entries pointing each base URL the integration declares at this fake (none: a
+        connection field carries the URL)."""
+        return {url.key: self.base_url() for url in get_integration(self.integration_id).base_urls}
 
     def write_requests(self) -> list[str]:
         """Requests received that would have changed something at the vendor, one label each."""

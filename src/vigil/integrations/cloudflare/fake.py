@@ -494,11 +494,6 @@ class CloudflareFake(FakeVendor):
 CONNECTION_VALUES = {"auth_method": "api_token", "api_token": USER_TOKEN, "account_id": ACCOUNT_ID}
 
 
-def vendor_urls(url: str) -> dict[str, str]:
-    """``VIGIL_VENDOR_URLS`` pointing the integration at a fake serving at ``url``."""
-    return {"cloudflare.api_url": url}
-
-
 class CloudflareData(ScenarioData):
     audit_logs: list[dict[str, Any]] = Field(default_factory=list)
     insights: list[dict[str, Any]] = Field(default_factory=list)
@@ -506,19 +501,12 @@ class CloudflareData(ScenarioData):
 
 class CloudflareScenarioFake(ScenarioFake[CloudflareFake, CloudflareData]):
     integration_id = "cloudflare"
-    data_model = CloudflareData
-
-    def new_fake(self) -> CloudflareFake:
-        return CloudflareFake()
 
     def connection_values(self) -> dict[str, str]:
         return dict(CONNECTION_VALUES)
 
     def load(self, data: CloudflareData) -> None:
         self.fake.load(audit_logs=data.audit_logs, insights=data.insights)
-
-    def vendor_urls(self) -> dict[str, str]:
-        return vendor_urls(self.fake.url)
 
     def write_requests(self) -> list[str]:
         """Changes to rulesets (edge rules)."""

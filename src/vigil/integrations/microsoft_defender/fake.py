@@ -505,11 +505,6 @@ class MdeFake(FakeVendor):
 CONNECTION_VALUES = {"tenant_id": TENANT_ID, "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
 
 
-def vendor_urls(url: str) -> dict[str, str]:
-    """``VIGIL_VENDOR_URLS`` pointing the integration's token endpoint and API at a fake serving at ``url``."""
-    return {"microsoft_defender.auth_url": url, "microsoft_defender.api_url": url}
-
-
 class HuntingEntry(BaseModel):
     """Rows the fake returns for an advanced-hunting query whose KQL contains ``query_contains``."""
 
@@ -527,10 +522,6 @@ class DefenderData(ScenarioData):
 
 class DefenderScenarioFake(ScenarioFake[MdeFake, DefenderData]):
     integration_id = "microsoft_defender"
-    data_model = DefenderData
-
-    def new_fake(self) -> MdeFake:
-        return MdeFake()
 
     def connection_values(self) -> dict[str, str]:
         return dict(CONNECTION_VALUES)
@@ -539,9 +530,6 @@ class DefenderScenarioFake(ScenarioFake[MdeFake, DefenderData]):
         self.fake.load(
             machines=data.machines, alerts=data.alerts, hunting=[entry.model_dump() for entry in data.hunting]
         )
-
-    def vendor_urls(self) -> dict[str, str]:
-        return vendor_urls(self.fake.url)
 
     def write_requests(self) -> list[str]:
         """Isolation and live response."""

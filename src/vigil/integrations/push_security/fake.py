@@ -277,10 +277,6 @@ class PushSecurityData(ScenarioData):
 
 class PushSecurityScenarioFake(ScenarioFake[PushFake, PushSecurityData]):
     integration_id = "push_security"
-    data_model = PushSecurityData
-
-    def new_fake(self) -> PushFake:
-        return PushFake()
 
     def connection_values(self) -> dict[str, str]:
         return connection_values(self.fake)

@@ -216,11 +216,6 @@ def connection_values(fake: SlackFake) -> dict[str, str]:
     }
 
 
-def vendor_urls(fake: SlackFake) -> dict[str, str]:
-    """``VIGIL_VENDOR_URLS`` pointing the Web API at ``fake``."""
-    return {"slack.api_url": fake.api_url}
-
-
 class SlackData(ScenarioData):
     """Connected; every e-mail address in the scenario resolves to a Slack user."""
 
@@ -229,16 +224,12 @@ class SlackScenarioFake(ChatScenarioFake[SlackFake, SlackData]):
     """Answers a checkpoint question as a signed block_actions interaction from the asked user (E5)."""
 
     integration_id = "slack"
-    data_model = SlackData
-
-    def new_fake(self) -> SlackFake:
-        return SlackFake()
 
     def connection_values(self) -> dict[str, str]:
         return connection_values(self.fake)
 
-    def vendor_urls(self) -> dict[str, str]:
-        return vendor_urls(self.fake)
+    def base_url(self) -> str:
+        return self.fake.api_url
 
     def add_people(self, emails: list[str]) -> list[str]:
         """The fake only knows a fixed set of users: each unknown address becomes one, with a stable id."""
