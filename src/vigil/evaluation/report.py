@@ -33,7 +33,7 @@ INTRO = (
     "over real HTTP. A scripted checkpoint answer is pressed as a signed Slack interaction from the asked user. "
     "The case is read through `GET /serviceapi/cases/{case_id}` and scored: `ai_disposition` equals the expected "
     "disposition, the severity is in the expected band, and the summary names every expected entity "
-    "(case-insensitive). The set ships with the package, so `pip install vigil` is enough to run it; "
+    "(case-insensitive). The set ships with the package, so an installed Vigil runs it without a checkout; "
     "`vigil eval --set DIR` runs a directory of your own scenario files in the same format instead (and "
     "`DIR/holdout/` apart)."
 )
