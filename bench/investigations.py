@@ -39,12 +39,7 @@ from typing import Any
 from cryptography.fernet import Fernet
 from dbos import DBOSClient, EnqueueOptions
 from sqlalchemy import select, text
-from tests.fakes import mde
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, slack_values, vendor_urls
-from tests.fakes.mde import MdeFake
-from tests.fakes.slack import SlackFake
-from tests.fakes.slack_sender import SlackSender, button_press
 from tests.slack.checkpointing import ASKED_ID, buttons_of, sign_in_content
 from tests.support.harness import Harness
 from tests.support.playbooks import install_playbook
@@ -52,6 +47,11 @@ from tests.support.playbooks import install_playbook
 from bench.alerts_page import admin_url, percentile, pg_admin
 from bench.report import Figure, number
 from vigil.db.migrate import upgrade
+from vigil.integrations.cloudflare.fake import CloudflareFake
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.slack.fake import SlackFake
+from vigil.integrations.slack.fake_sender import SlackSender, button_press
 from vigil.investigations.models import ChatCheckpoint, WorkerHeartbeat
 from vigil.investigations.workflow import QUEUE_NAME
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinition, SkillStep

@@ -17,8 +17,9 @@ from vigil.db.migrate import upgrade
 from vigil.db.session import create_db_engine
 from vigil.settings import Settings
 
-# The loopback fakes of tests/fakes stand in for the vendors' public hosts: exempt them from the outbound-URL
-# policy for every Settings() this process builds and every `vigil` subprocess it starts (policy tests override).
+# The loopback fakes (each vendor folder's fake.py, tests/fakes) stand in for the vendors' public hosts: exempt them
+# from the outbound-URL policy for every Settings() this process builds and every `vigil` subprocess it starts
+# (policy tests override).
 os.environ.setdefault("VIGIL_OUTBOUND_ALLOWED_HOSTS", "127.0.0.1,localhost,::1")
 
 PG_ADMIN_URL = os.environ.get("VIGIL_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")

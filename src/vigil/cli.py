@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import logging
 import os
@@ -17,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import httpx
 import typer
@@ -43,6 +42,10 @@ from vigil.orgs import service as orgs_service
 from vigil.settings import Settings, get_settings
 from vigil.users import service as users_service
 from vigil.users.schemas import Role
+
+if TYPE_CHECKING:  # `vigil eval` imports the evaluation (the TestClient, the fakes) only when it runs
+    from vigil.evaluation.runner import EvalReport, ScenarioResult
+    from vigil.evaluation.scenario import Scenario
 
 app = typer.Typer(help="Vigil: self-hostable AI security operations.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
@@ -522,33 +525,16 @@ def secrets_rotate() -> None:
 # --- evaluation ---------------------------------------------------------------------------------------------
 
 
-def _load_eval_set(set_dir: Path) -> tuple[Any, Any]:
-    """The set's runner and scenario loader, imported from the repository the set lives in.
+def _eval_sets(set_dir: Path | None) -> tuple[Path, Path]:
+    """The folder of scenario files and its held-out folder (``holdout/``, used when present): the set shipped
+    with the package, or ``--set``, a directory of the user's own scenarios. Exits 2 when it is not a directory."""
+    from vigil.evaluation.scenario import HOLDOUT, SCENARIOS_DIR
 
-    The runner drives Vigil against the vendor fakes of the test tree, so it is imported from there
-    (``<repo>/tests/eval``), not shipped in the package.
-    """
-    folder = set_dir.expanduser().resolve()
-    if not (folder / "runner.py").is_file() or not (folder / "scenarios").is_dir():
-        console.print(
-            f"[red]error[/red]: no evaluation set at {folder} (expected runner.py and scenarios/ there; "
-            "run from a Vigil checkout or pass --set <checkout>/tests/eval)."
-        )
+    folder = SCENARIOS_DIR if set_dir is None else set_dir.expanduser().resolve()
+    if not folder.is_dir():
+        console.print(f"[red]error[/red]: --set {set_dir}: no such directory (it holds the scenario JSON files).")
         raise typer.Exit(2)
-    if folder.parent.name != "tests":
-        console.print(f"[red]error[/red]: {folder} is not <checkout>/tests/<set>; the runner needs the test tree.")
-        raise typer.Exit(2)
-    root = str(folder.parent.parent)
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    package = f"tests.{folder.name}"
-    # The runner drives the app through Starlette's TestClient, which warns about its httpx backend on import.
-    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient` is deprecated")
-    try:
-        return importlib.import_module(f"{package}.runner"), importlib.import_module(f"{package}.report")
-    except ImportError as error:
-        console.print(f"[red]error[/red]: cannot import the evaluation runner from {folder}: {error}")
-        raise typer.Exit(2) from error
+    return folder, folder / HOLDOUT
 
 
 def _redacted(url: str) -> str:
@@ -556,28 +542,35 @@ def _redacted(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
-def _select_scenarios(scenario_module: Any, set_dir: Path, fast: bool, wanted: list[str]) -> list[Any]:
-    """The set's scenarios (``--fast`` subset), narrowed to ``--scenario`` ids; exits 2 on a bad set or id."""
+def _load_set(folder: Path, fast: bool = False) -> list[Scenario]:
+    """The folder's scenarios (``--fast``: the marked subset); exits 2 on an invalid file."""
+    from vigil.evaluation.scenario import load_scenarios
+
     try:
-        scenarios: list[Any] = scenario_module.load_scenarios(set_dir / "scenarios", fast_only=fast)
+        return load_scenarios(folder, fast_only=fast)
     except ValueError as error:
-        console.print(f"[red]error[/red]: invalid scenario: {error}")
+        console.print(f"[red]error[/red]: invalid scenario in {folder}: {error}", highlight=False)
         raise typer.Exit(2) from error
+
+
+def _select_scenarios(folder: Path, fast: bool, wanted: list[str]) -> list[Scenario]:
+    """The set's scenarios (``--fast`` subset), narrowed to ``--scenario`` ids; exits 2 on a bad set or id."""
+    scenarios = _load_set(folder, fast)
     unknown = [name for name in wanted if name not in {s.id for s in scenarios}]
     if unknown:
         subset = " among the fast scenarios" if fast else ""
-        console.print(f"[red]error[/red]: no scenario {', '.join(unknown)} in {set_dir}{subset}")
+        console.print(f"[red]error[/red]: no scenario {', '.join(unknown)} in {folder}{subset}")
         raise typer.Exit(2)
     if wanted:
         scenarios = [s for s in scenarios if s.id in set(wanted)]
     if not scenarios:
-        console.print("[red]error[/red]: the set has no scenarios to run.")
+        console.print(f"[red]error[/red]: the set has no scenarios to run (no NN-<id>.json file in {folder}).")
         raise typer.Exit(2)
     return scenarios
 
 
 def _eval_command_line(
-    set_dir: Path,
+    set_dir: Path | None,
     fast: bool,
     database_url: str | None,
     model: str | None,
@@ -587,7 +580,7 @@ def _eval_command_line(
 ) -> str:
     """The command as the report shows it (the database password redacted)."""
     command = ["vigil", "eval"]
-    if set_dir != Path("tests/eval"):
+    if set_dir is not None:
         command += ["--set", str(set_dir)]
     if fast:
         command.append("--fast")
@@ -604,7 +597,7 @@ def _eval_command_line(
     return " ".join(command)
 
 
-def _print_eval_progress(result: Any) -> None:
+def _print_eval_progress(result: ScenarioResult) -> None:
     mark = "[green]pass[/green]" if result.passed else "[red]FAIL[/red]"
     detail = "" if result.passed else ": " + "; ".join(result.failures)
     run = result.run
@@ -622,19 +615,26 @@ def _print_eval_progress(result: Any) -> None:
     console.print(f"  {mark} {text}", highlight=False)
 
 
-def _print_eval_tables(report_module: Any, evaluated: Any) -> None:
-    console.print(report_module.rich_table(evaluated))
+def _print_eval_tables(evaluated: EvalReport) -> None:
+    from vigil.evaluation import report
+
+    console.print(report.rich_table(evaluated))
     if not evaluated.uses_builtin:
-        console.print(report_module.usage_table(evaluated))
-        for line in report_module.usage_lines(evaluated):
+        console.print(report.usage_table(evaluated))
+        for line in report.usage_lines(evaluated):
             console.print(line, highlight=False, markup=False)
 
 
 @app.command("eval")
 def eval_command(
     set_dir: Annotated[
-        Path, typer.Option("--set", help="The evaluation set: <checkout>/tests/eval (runner.py, scenarios/).")
-    ] = Path("tests/eval"),
+        Path | None,
+        typer.Option(
+            "--set",
+            help="A directory of your own scenario files (NN-<id>.json, the format of the shipped set; held-out "
+            "ones in its holdout/). Default: the labelled set shipped with Vigil.",
+        ),
+    ] = None,
     fast: Annotated[bool, typer.Option("--fast", help="Only the scenarios marked fast (the CI subset).")] = False,
     database_url: Annotated[
         str | None, typer.Option("--database-url", help="Database to run on (default: SQLite in a temp dir).")
@@ -649,8 +649,8 @@ def eval_command(
     output: Annotated[
         str,
         typer.Option(
-            help="Markdown report path; '-' prints it instead. A model's run replaces only its own section of "
-            "the file, the built-in analyst's only the part before the model sections."
+            help="Markdown report path (its folder is created); '-' prints it instead. A model's run replaces only "
+            "its own section of the file, the built-in analyst's only the part before the model sections."
         ),
     ] = "docs/evaluation.md",
     scenario: Annotated[
@@ -674,46 +674,50 @@ def eval_command(
     go to the model's provider.
 
     Exits 1 when the totals miss the acceptance thresholds (disposition and severity 90 %, entities and
-    injection 100 %), 2 when the set, a scenario id or the model is not found.
+    injection 100 %), 2 when the set, a scenario id or the model is not found or a scenario file is invalid.
     """
     from vigil.ai.factory import is_builtin
+
+    # The runner drives the app through Starlette's TestClient, which warns about its httpx backend.
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient` is deprecated")
+    from vigil.evaluation import report
+    from vigil.evaluation.runner import run_evaluation
 
     settings = get_settings()
     chosen_model = model or settings.ai_model
     _require_usable_model(settings, chosen_model)  # with the key and base URL the runner's engine will see
     configure_logging(settings.log_format, "WARNING")
-    runner, report = _load_eval_set(set_dir)
-    scenario_module = importlib.import_module(runner.__name__.rsplit(".", 1)[0] + ".scenario")
-    scenarios = _select_scenarios(scenario_module, set_dir.expanduser().resolve(), fast, scenario or [])
+    folder, holdout_dir = _eval_sets(set_dir)
+    scenarios = _select_scenarios(folder, fast, scenario or [])
+    run_holdout = holdout and not fast and not scenario and holdout_dir.is_dir()
+    held = _load_set(holdout_dir) if run_holdout else []
     console.print(f"Running {len(scenarios)} scenario(s) with investigator [bold]{chosen_model}[/bold]…")
     if not is_builtin(chosen_model):
         base_url = settings.ai_base_url
         where = f"the server at {_redacted(base_url)}" if base_url else f"{chosen_model}'s provider"
         console.print(f"The scenarios' alerts and evidence go to {where}.", highlight=False, markup=False)
-    evaluated = runner.run_evaluation(
+    evaluated = run_evaluation(
         scenarios,
         database_url=database_url,
         model=chosen_model,
         scenario_timeout=timeout,
         progress=_print_eval_progress,
     )
-    _print_eval_tables(report, evaluated)
+    _print_eval_tables(evaluated)
     if evaluated.injection_pct is not None:
         count = len(evaluated.injection_results)
         console.print(f"Injection checks: {evaluated.injection_pct:.0f} % of {count} scenario(s)")
-    holdout_dir = set_dir.expanduser().resolve() / "holdout"
     held_out = None
-    if holdout and not fast and not scenario and holdout_dir.is_dir():
-        held = scenario_module.load_scenarios(holdout_dir)
+    if held:
         console.print(f"Running {len(held)} held-out scenario(s) (reported apart, never used for tuning)…")
-        held_out = runner.run_evaluation(
+        held_out = run_evaluation(
             held,
             database_url=database_url,
             model=chosen_model,
             scenario_timeout=timeout,
             progress=_print_eval_progress,
         )
-        _print_eval_tables(report, held_out)
+        _print_eval_tables(held_out)
     command = _eval_command_line(set_dir, fast, database_url, model, output, scenario or [], timeout)
     if output == "-":
         typer.echo(report.render_markdown(evaluated, command, holdout=held_out))

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from tests.support.harness import Harness
-from tests.support.live_server import LiveServer
+from vigil.integrations.live_server import LiveServer
 
 CLIENTS = 8
 ALERTS_PER_CLIENT = 250

@@ -21,12 +21,12 @@ from sqlalchemy import select, text
 
 from tests.conftest import fresh_database_url
 from tests.support.harness import Harness
-from tests.support.live_server import LiveServer
 from tests.support.pg_cluster import PgCluster
 from vigil.alerts.models import Alert
 from vigil.db.migrate import upgrade
 from vigil.db.session import Database, create_db_engine
 from vigil.errors import DatabaseUnavailable
+from vigil.integrations.live_server import LiveServer
 from vigil.settings import Settings
 
 #: What a loaded 2-core test machine adds to a bound (HTTP, scheduling); the bounds themselves are below a second.

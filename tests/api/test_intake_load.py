@@ -19,8 +19,8 @@ import pytest
 from sqlalchemy import select
 
 from tests.support.harness import Harness
-from tests.support.live_server import LiveServer
 from vigil.alerts.models import Alert
+from vigil.integrations.live_server import LiveServer
 
 CONCURRENT = 200
 VIGIL = str(Path(sys.executable).with_name("vigil"))

@@ -6,8 +6,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.support.harness import Harness
-from tests.support.live_server import LiveServer
 from vigil.cli import app
+from vigil.integrations.live_server import LiveServer
 from vigil.settings import Settings
 
 runner = CliRunner()

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import (
     FAST_RETRY,
     cloudflare_fake,
@@ -20,10 +19,11 @@ from tests.fakes.fixtures import (
     slack_server,
     vendor_urls,
 )
-from tests.fakes.mde import MdeFake
-from tests.fakes.slack import SlackFake
 from tests.support.harness import Harness
+from vigil.integrations.cloudflare.fake import CloudflareFake
 from vigil.integrations.http import OutboundClient
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.slack.fake import SlackFake
 from vigil.settings import Settings
 
 __all__ = [

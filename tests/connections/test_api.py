@@ -8,14 +8,16 @@ from typing import Any
 import pytest
 
 from tests.connections.conftest import assert_error, auth, create
-from tests.fakes import cloudflare as cf
-from tests.fakes import mde, push, slack
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import CLOUDFLARE_KEY_VALUES, CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, push_values, slack_values
-from tests.fakes.mde import MdeFake
-from tests.fakes.push import PushFake
-from tests.fakes.slack import SlackFake
 from tests.support.harness import Harness
+from vigil.integrations.cloudflare import fake as cf
+from vigil.integrations.cloudflare.fake import CloudflareFake
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.push_security import fake as push
+from vigil.integrations.push_security.fake import PushFake
+from vigil.integrations.slack import fake as slack
+from vigil.integrations.slack.fake import SlackFake
 
 Fakes = dict[str, Any]
 

@@ -11,11 +11,11 @@ import pytest
 
 from tests.connections.conftest import assert_error, auth, create
 from tests.fakes.fixtures import push_values
-from tests.fakes.push import PushFake
 from tests.support.console import ADMIN_EMAIL
 from tests.support.harness import Harness
 from tests.support.signin import sign_in
 from vigil.integrations.models import Connection
+from vigil.integrations.push_security.fake import PushFake
 from vigil.integrations.secrets import SecretBox
 
 OTHER_HOST = "http://localhost:9/v1"  # allow-listed for the tests (conftest), so only the secret rule applies

@@ -13,9 +13,7 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from tests.connections.conftest import auth, create
-from tests.fakes import push
 from tests.fakes.fixtures import push_values
-from tests.fakes.push import PushFake
 from tests.support.harness import Harness
 from vigil.ai.organization_model import choice_for, set_override
 from vigil.cli import app
@@ -24,6 +22,8 @@ from vigil.integrations.framework import Endpoints
 from vigil.integrations.microsoft_defender.client import API_URL as DEFENDER_API_URL
 from vigil.integrations.microsoft_defender.client import AUTH_URL as DEFENDER_AUTH_URL
 from vigil.integrations.models import Connection
+from vigil.integrations.push_security import fake as push
+from vigil.integrations.push_security.fake import PushFake
 from vigil.integrations.rotation import reencrypt_all, stale_connections
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
 from vigil.integrations.service import endpoints_from_settings

@@ -14,13 +14,13 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.console.test_alerts_page import SIGN_IN_TYPE, api_alert, console_stack, sign_in_content
-from tests.fakes import mde
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import MDE_VALUES
-from tests.fakes.mde import MdeFake
-from tests.fakes.slack import SlackFake
 from tests.support.console import PHONE, ConsoleStack, screenshot
 from tests.support.playbooks import install_playbook
+from vigil.integrations.cloudflare.fake import CloudflareFake
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.slack.fake import SlackFake
 from vigil.playbooks.schemas import AnalyzeStep, OnError, PlaybookDefinition, SkillStep
 
 DEFENDER_TYPE = "Ransomware behavior detected"

@@ -16,11 +16,11 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.engine.conftest import engine_settings
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import vendor_urls
-from tests.fakes.mde import MdeFake
-from tests.fakes.slack import SlackFake
 from tests.support.console import DESKTOP, PASSWORD, PHONE, ConsoleStack, screenshot, sign_in
+from vigil.integrations.cloudflare.fake import CloudflareFake
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.slack.fake import SlackFake
 from vigil.users.schemas import Role
 
 #: The seed's ten columns in its order (SPEC §7), with the triage queue's severity, verdict, confidence and

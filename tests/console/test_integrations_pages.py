@@ -10,8 +10,6 @@ from collections.abc import Callable, Mapping
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.fakes import cloudflare, mde, push, slack
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import (
     CLOUDFLARE_KEY_VALUES,
     CLOUDFLARE_TOKEN_VALUES,
@@ -19,14 +17,19 @@ from tests.fakes.fixtures import (
     push_values,
     slack_values,
 )
-from tests.fakes.mde import MdeFake
-from tests.fakes.slack import SlackFake
 from tests.support.console import DESKTOP, PASSWORD, PHONE, ConsoleStack, screenshot, sign_in
 from vigil.auth.schemas import Principal
 from vigil.integrations import service
+from vigil.integrations.cloudflare import fake as cloudflare
+from vigil.integrations.cloudflare.fake import CloudflareFake
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
 from vigil.integrations.models import Connection
+from vigil.integrations.push_security import fake as push
 from vigil.integrations.schemas import ConnectionCreate
 from vigil.integrations.secrets import SecretBox
+from vigil.integrations.slack import fake as slack
+from vigil.integrations.slack.fake import SlackFake
 from vigil.users.schemas import Role
 
 OPERATOR = Principal(actor_uuid=uuid.uuid4(), name="test", all_organizations=True, organization_uuids=frozenset())

@@ -11,8 +11,8 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.console.test_integrations_pages import _create_in_ui
 from tests.fakes.fixtures import slack_values
-from tests.fakes.slack import SlackFake
 from tests.support.console import DESKTOP, PASSWORD, ConsoleStack, screenshot, sign_in
+from vigil.integrations.slack.fake import SlackFake
 from vigil.users.schemas import Role
 
 SIGN_IN = '{"userPrincipalName": "jane@acme.example", "ipAddress": "203.0.113.50", "result": "success"}'

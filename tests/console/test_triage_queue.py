@@ -14,13 +14,13 @@ from playwright.sync_api import Browser, Page, expect
 from sqlalchemy import select
 
 from tests.console.test_alerts_page import COLUMNS, console_stack, navigate, post_batch, shown_ids, untyped
-from tests.fakes.cloudflare import CloudflareFake
-from tests.fakes.mde import MdeFake
-from tests.fakes.slack import SlackFake
 from tests.support.console import DESKTOP, ConsoleStack, screenshot, sign_in
 from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.cases.models import Case
+from vigil.integrations.cloudflare.fake import CloudflareFake
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.slack.fake import SlackFake
 
 LONG_CONTENT = '{"detail": "' + "x" * 900 + '"}'
 

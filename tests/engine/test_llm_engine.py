@@ -15,10 +15,10 @@ from sqlalchemy import func, select
 from tests.engine.test_retries_and_defender import connect_defender
 from tests.fakes.fixtures import vendor_urls
 from tests.fakes.llm import ErrorReply, LlmCall, LlmFake, Reply, ToolCall
-from tests.fakes.mde import MdeFake
 from tests.support.harness import Harness
 from tests.support.llm import DRAFT, MODEL, RELATED, SIGN_IN, VERDICT, final, is_draft, llm_settings
 from vigil.cases.models import Case
+from vigil.integrations.microsoft_defender.fake import MdeFake
 from vigil.investigations.models import AiExchange
 from vigil.orgs.models import Organization
 from vigil.orgs.service import get_organization_by_code

@@ -11,11 +11,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.engine.conftest import engine_settings
-from tests.fakes import mde
 from tests.fakes.fixtures import MDE_VALUES, vendor_urls
-from tests.fakes.mde import MdeFake
 from tests.support.harness import Harness
 from tests.support.playbooks import install_playbook
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
 from vigil.playbooks.schemas import AnalyzeStep, OnError, PlaybookDefinition, SkillStep
 
 MACHINE_ID = mde.MACHINES[0]["id"]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from tests.eval.scenario import Scenario, load_scenarios
+
+from vigil.evaluation.scenario import Scenario, load_scenarios
 
 
 @pytest.fixture(scope="session")
 def fast_scenarios() -> list[Scenario]:
     scenarios = load_scenarios(fast_only=True)
     if not scenarios:
-        pytest.fail("tests/eval/scenarios has no scenario marked fast")
+        pytest.fail("src/vigil/evaluation/scenarios has no scenario marked fast")
     return scenarios

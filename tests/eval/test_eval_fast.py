@@ -6,9 +6,9 @@ scenario that missed and why (expected vs got), then the full report.
 
 from __future__ import annotations
 
-from tests.eval.report import render_markdown
-from tests.eval.runner import Thresholds, run_evaluation
-from tests.eval.scenario import Scenario
+from vigil.evaluation.report import render_markdown
+from vigil.evaluation.runner import Thresholds, run_evaluation
+from vigil.evaluation.scenario import Scenario
 
 
 def test_fast_scenarios_meet_the_thresholds(db_url: str, backend: str, fast_scenarios: list[Scenario]) -> None:

@@ -11,7 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from tests.eval.report import (
+from tests.fakes.llm import OPENAI_KEY, ErrorReply, LlmCall, LlmFake, Reply, llm_fake, llm_server
+from tests.support.llm import DRAFT, MODEL, VERDICT, final, is_draft
+
+from vigil.evaluation.report import (
     builtin_part,
     model_sections,
     render_markdown,
@@ -22,10 +25,8 @@ from tests.eval.report import (
     usage_table,
     write_markdown,
 )
-from tests.eval.runner import EvalReport, MachineInfo, RunOutcome, ScenarioResult, run_evaluation
-from tests.eval.scenario import Scenario, load_scenarios
-from tests.fakes.llm import OPENAI_KEY, ErrorReply, LlmCall, LlmFake, Reply, llm_fake, llm_server
-from tests.support.llm import DRAFT, MODEL, VERDICT, final, is_draft
+from vigil.evaluation.runner import EvalReport, MachineInfo, RunOutcome, ScenarioResult, run_evaluation
+from vigil.evaluation.scenario import Scenario, load_scenarios
 
 __all__ = ["llm_fake", "llm_server"]  # the provider fake's fixtures, used below
 

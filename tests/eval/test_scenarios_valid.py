@@ -8,7 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from tests.eval.scenario import CATEGORIES, SCENARIOS_DIR, Disposition, Scenario, load_scenarios
+
+from vigil.evaluation.scenario import CATEGORIES, SCENARIOS_DIR, Disposition, Scenario, load_scenarios
 
 TARGET_SHARES: dict[Disposition, float] = {"true_positive": 45.0, "benign_true_positive": 30.0, "false_positive": 25.0}
 TOLERANCE_POINTS = 8.0
@@ -96,7 +97,7 @@ def test_checkpoint_answers_need_slack_and_the_persons_email(scenarios: list[Sce
     for scenario in scenarios:
         if scenario.checkpoint is None:
             continue
-        assert scenario.integrations.slack is not None, f"{scenario.id}: a checkpoint needs Slack connected"
+        assert "slack" in scenario.integrations.connected(), f"{scenario.id}: a checkpoint needs Slack connected"
         assert re.search(r"[\w.+-]+@[\w-]+(\.[\w-]+)+", scenario.content_text()), scenario.id
     answered = [s for s in scenarios if s.checkpoint is not None and s.checkpoint.answer is not None]
     assert len(answered) >= 10
@@ -104,12 +105,12 @@ def test_checkpoint_answers_need_slack_and_the_persons_email(scenarios: list[Sce
 
 def test_hunting_keys_come_from_the_alert(scenarios: list[Scenario]) -> None:
     for scenario in scenarios:
-        defender = scenario.integrations.microsoft_defender
+        defender = scenario.integrations.section("microsoft_defender")
         if defender is None:
             continue
         text = scenario.content_text().lower()
-        for entry in defender.hunting:
-            assert entry.query_contains.lower() in text, f"{scenario.id}: {entry.query_contains!r}"
+        for entry in defender["hunting"]:
+            assert entry["query_contains"].lower() in text, f"{scenario.id}: {entry['query_contains']!r}"
 
 
 def test_history_is_used_somewhere(scenarios: list[Scenario]) -> None:

@@ -11,25 +11,24 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.fakes import cloudflare, mde, push, slack
-from tests.fakes.cloudflare import CloudflareFake
-from tests.fakes.mde import MdeFake
-from tests.fakes.push import PushFake
-from tests.fakes.slack import SlackFake
 from vigil.integrations import runner
+from vigil.integrations.cloudflare import fake as cloudflare
+from vigil.integrations.cloudflare.fake import CloudflareFake
 from vigil.integrations.framework import ConnectionTestResult, Endpoints, SkillContext
 from vigil.integrations.http import OutboundClient, RetryPolicy
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.push_security import fake as push
+from vigil.integrations.push_security.fake import PushFake
+from vigil.integrations.slack import fake as slack
+from vigil.integrations.slack.fake import SlackFake
 
 T = TypeVar("T")
 
 FAST_RETRY = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05, max_retry_after=5.0)
 
-MDE_VALUES = {"tenant_id": mde.TENANT_ID, "client_id": mde.CLIENT_ID, "client_secret": mde.CLIENT_SECRET}
-CLOUDFLARE_TOKEN_VALUES = {
-    "auth_method": "api_token",
-    "api_token": cloudflare.USER_TOKEN,
-    "account_id": cloudflare.ACCOUNT_ID,
-}
+MDE_VALUES = mde.CONNECTION_VALUES
+CLOUDFLARE_TOKEN_VALUES = cloudflare.CONNECTION_VALUES
 CLOUDFLARE_KEY_VALUES = {
     "auth_method": "global_key",
     "email": cloudflare.EMAIL,
@@ -39,17 +38,8 @@ CLOUDFLARE_KEY_VALUES = {
 PUSH_VALUES = {"api_key": push.READ_KEY}
 
 
-def slack_values(fake: SlackFake) -> dict[str, str]:
-    return {
-        "webhook_url": fake.webhook_url,
-        "channel": "#soc-alerts",
-        "bot_token": slack.BOT_TOKEN,
-        "signing_secret": slack.SIGNING_SECRET,
-    }
-
-
-def push_values(fake: PushFake, **overrides: str) -> dict[str, str]:
-    return {**PUSH_VALUES, "domain": fake.url, **overrides}
+slack_values = slack.connection_values
+push_values = push.connection_values
 
 
 def vendor_urls(*, mde: str | None = None, cloudflare: str | None = None, slack: str | None = None) -> dict[str, str]:

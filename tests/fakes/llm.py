@@ -37,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor
+from vigil.integrations.fakes import FakeVendor
 
 OPENAI_KEY = "sk-test-vigil-fake"
 ANTHROPIC_KEY = "sk-ant-test-vigil-fake"

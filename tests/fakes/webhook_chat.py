@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor
+from vigil.integrations.fakes import FakeVendor
 
 API_KEY = "wc-api-key-5b0c3e1d"
 SIGNING_SECRET = "wc-signing-secret-0f9e8d7c"

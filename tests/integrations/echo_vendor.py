@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor, form_of
+from vigil.integrations.fakes import FakeVendor, form_of
 
 PUSH_KEY = "psk_echo_7Qm+z/4Lw=K9r&x2Vb#Tt5Hs!Np3Ye"
 """A key with characters that change under URL-encoding and JSON escaping."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakes import cloudflare as cf
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import (
     CLOUDFLARE_KEY_VALUES,
     CLOUDFLARE_TOKEN_VALUES,
@@ -13,6 +11,8 @@ from tests.fakes.fixtures import (
     check_connection,
     endpoints,
 )
+from vigil.integrations.cloudflare import fake as cf
+from vigil.integrations.cloudflare.fake import CloudflareFake
 from vigil.integrations.errors import IntegrationError
 
 TOKEN_HEADERS = {"authorization": f"Bearer {cf.USER_TOKEN}", "content-type": "application/json"}

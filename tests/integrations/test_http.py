@@ -8,13 +8,13 @@ from email.utils import formatdate
 
 import pytest
 
-from tests.fakes import mde
 from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, call_skill, endpoints, push_values, vendor_urls
-from tests.fakes.mde import MdeFake
-from tests.fakes.push import PushFake
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.framework import Endpoints
 from vigil.integrations.http import RateLimit, RateLimiter, Slot, parse_retry_after
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.push_security.fake import PushFake
 
 
 def test_retry_after_parses_seconds_and_http_dates() -> None:

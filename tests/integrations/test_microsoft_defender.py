@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from tests.fakes import mde
 from tests.fakes.fixtures import MDE_VALUES, call_skill, check_connection, context, endpoints, run_with_client
-from tests.fakes.mde import MdeFake
 from vigil.integrations import runner
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.http import OutboundClient
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
 
 MACHINE_1 = mde.MACHINES[0]["id"]
 MACHINE_2 = mde.MACHINES[1]["id"]

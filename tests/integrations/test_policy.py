@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor
 from tests.fakes.fixtures import FAST_RETRY
 from vigil.integrations.errors import IntegrationError
+from vigil.integrations.fakes import FakeVendor
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.policy import IPAddress, OutboundPolicy
 

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from tests.fakes import push
 from tests.fakes.fixtures import call_skill, check_connection, context, push_values, run_with_client
-from tests.fakes.push import PushFake
 from vigil.integrations import runner
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.framework import Endpoints
 from vigil.integrations.http import OutboundClient
+from vigil.integrations.push_security import fake as push
 from vigil.integrations.push_security import skills as push_skills
 from vigil.integrations.push_security.client import base_url
+from vigil.integrations.push_security.fake import PushFake
 
 
 def test_connection_lists_one_account_with_key_header(push_fake: PushFake) -> None:

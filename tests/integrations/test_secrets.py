@@ -6,9 +6,6 @@ import logging
 
 import pytest
 
-from tests.fakes import cloudflare as cf
-from tests.fakes import mde, push, slack
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import (
     CLOUDFLARE_KEY_VALUES,
     MDE_VALUES,
@@ -18,11 +15,16 @@ from tests.fakes.fixtures import (
     push_values,
     slack_values,
 )
-from tests.fakes.mde import MdeFake
-from tests.fakes.push import PushFake
-from tests.fakes.slack import SlackFake
+from vigil.integrations.cloudflare import fake as cf
+from vigil.integrations.cloudflare.fake import CloudflareFake
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.framework import Endpoints
+from vigil.integrations.microsoft_defender import fake as mde
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.push_security import fake as push
+from vigil.integrations.push_security.fake import PushFake
+from vigil.integrations.slack import fake as slack
+from vigil.integrations.slack.fake import SlackFake
 
 
 def _assert_clean(texts: list[str | None], secrets: list[str]) -> None:

@@ -6,12 +6,12 @@ import time
 
 import pytest
 
-from tests.fakes import slack
 from tests.fakes.fixtures import call_skill, check_connection, context, endpoints, run_with_client, slack_values
-from tests.fakes.slack import SlackFake
 from vigil.integrations.errors import IntegrationError
 from vigil.integrations.http import OutboundClient
+from vigil.integrations.slack import fake as slack
 from vigil.integrations.slack.client import SlackWebClient
+from vigil.integrations.slack.fake import SlackFake
 
 
 def test_connection_calls_auth_test_with_the_bot_token(slack_fake: SlackFake) -> None:

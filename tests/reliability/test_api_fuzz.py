@@ -27,7 +27,7 @@ from schemathesis.core.result import Ok
 
 from tests.reliability.record import record
 from tests.support.harness import Harness
-from tests.support.live_server import LiveServer
+from vigil.integrations.live_server import LiveServer
 from vigil.settings import Settings
 
 

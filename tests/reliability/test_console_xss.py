@@ -18,7 +18,6 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.console.walk import CspWatch, console_paths, populate
 from tests.engine.conftest import engine_settings
-from tests.fakes.cloudflare import CloudflareFake
 from tests.fakes.fixtures import (
     cloudflare_fake,
     cloudflare_server,
@@ -28,10 +27,11 @@ from tests.fakes.fixtures import (
     slack_server,
     vendor_urls,
 )
-from tests.fakes.mde import MdeFake
-from tests.fakes.slack import SlackFake
 from tests.reliability.record import record
 from tests.support.console import CHROMIUM, CHROMIUM_ARGS, DESKTOP, ConsoleStack, sign_in
+from vigil.integrations.cloudflare.fake import CloudflareFake
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.slack.fake import SlackFake
 
 __all__ = ["cloudflare_fake", "cloudflare_server", "mde_fake", "mde_server", "slack_fake", "slack_server"]
 

@@ -24,11 +24,11 @@ from sqlalchemy import func, select
 
 from tests.engine.conftest import engine_settings
 from tests.fakes.fixtures import vendor_urls
-from tests.fakes.slack import SlackFake
-from tests.fakes.slack_sender import EVENTS_PATH, INTERACTIONS_PATH, block_actions, message_im
 from tests.reliability.record import record
 from tests.slack.checkpointing import ASKED_ID, Checkpointed, SlackSide, running
 from vigil.alerts.constants import InvestigationStatus
+from vigil.integrations.slack.fake import SlackFake
+from vigil.integrations.slack.fake_sender import EVENTS_PATH, INTERACTIONS_PATH, block_actions, message_im
 from vigil.integrations.slack.models import ChatEvent, ChatInteraction
 from vigil.investigations.models import ChatCheckpoint, InvestigationStep
 

@@ -27,17 +27,17 @@ from typing import Any
 import pytest
 
 from tests.engine.conftest import engine_settings
-from tests.fakes.cloudflare import CloudflareFake
-from tests.fakes.faults import Fault, FaultRule
 from tests.fakes.fixtures import CLOUDFLARE_TOKEN_VALUES, MDE_VALUES, push_values, slack_values, vendor_urls
-from tests.fakes.mde import MdeFake
-from tests.fakes.push import PushFake
-from tests.fakes.slack import SlackFake
 from tests.reliability.record import record
 from tests.support.harness import Harness
 from tests.support.playbooks import install_playbook
 from vigil.alerts.constants import InvestigationStatus
+from vigil.integrations.cloudflare.fake import CloudflareFake
+from vigil.integrations.fake_faults import Fault, FaultRule
 from vigil.integrations.http import RetryPolicy
+from vigil.integrations.microsoft_defender.fake import MdeFake
+from vigil.integrations.push_security.fake import PushFake
+from vigil.integrations.slack.fake import SlackFake
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, OnError, PlaybookDefinition, SkillStep
 from vigil.settings import Settings
 

@@ -17,14 +17,15 @@ from typing import Any, Protocol
 
 from sqlalchemy import select
 
-from tests.fakes import slack, webhook_chat
+from tests.fakes import webhook_chat
 from tests.fakes.fixtures import slack_values
-from tests.fakes.slack import SlackFake
-from tests.fakes.slack_sender import SlackSender, block_actions, dm_reply, message_im
 from tests.fakes.webhook_chat import AnswerSender, WebhookChatFake
 from tests.support import webhook_chat as webhook_chat_provider
 from tests.support.harness import Harness
 from tests.support.playbooks import install_playbook
+from vigil.integrations.slack import fake as slack
+from vigil.integrations.slack.fake import SlackFake
+from vigil.integrations.slack.fake_sender import SlackSender, block_actions, dm_reply, message_im
 from vigil.investigations.models import ChatCheckpoint, InvestigationStep
 from vigil.playbooks.schemas import PlaybookDefinition
 from vigil.settings import Settings

@@ -12,15 +12,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from tests.engine.conftest import engine_settings
-from tests.fakes import slack
 from tests.fakes.fixtures import slack_fake, slack_server, vendor_urls
-from tests.fakes.slack import SlackFake
-from tests.fakes.slack_sender import SlackSender
 from tests.fakes.webhook_chat import WebhookChatFake
 from tests.slack.checkpointing import Checkpointed, SlackSide, WebhookChatSide, running
 from tests.support import webhook_chat
 from tests.support.harness import Harness
+from vigil.integrations.slack import fake as slack
 from vigil.integrations.slack import inbound
+from vigil.integrations.slack.fake import SlackFake
+from vigil.integrations.slack.fake_sender import SlackSender
 from vigil.integrations.slack.inbound import InboundEvent, InboundInteraction
 from vigil.integrations.slack.models import ChatEvent, ChatInteraction
 

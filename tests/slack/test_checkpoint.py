@@ -11,7 +11,6 @@ from sqlalchemy import select
 
 from tests.engine.conftest import engine_settings
 from tests.fakes.fixtures import slack_values, vendor_urls
-from tests.fakes.slack import SlackFake
 from tests.slack.checkpointing import (
     ANSWER_LABELS,
     ASKED,
@@ -26,6 +25,7 @@ from tests.slack.checkpointing import (
 )
 from tests.support.harness import Harness
 from vigil.alerts.constants import InvestigationStatus
+from vigil.integrations.slack.fake import SlackFake
 from vigil.investigations.models import ChatCheckpoint, InvestigationStep
 from vigil.playbooks.schemas import AnalyzeStep, CheckpointStep, PlaybookDefinition
 

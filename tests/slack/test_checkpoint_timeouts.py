@@ -13,11 +13,11 @@ from pydantic import ValidationError
 
 from tests.engine.conftest import engine_settings
 from tests.fakes.fixtures import vendor_urls
-from tests.fakes.slack import SlackFake
 from tests.slack.checkpointing import SIGN_IN_TYPE, Checkpointed, SlackSide, checkpoint_row, running
 from tests.support.harness import Harness
 from vigil.alerts.constants import InvestigationStatus
 from vigil.errors import NotFound, ValidationFailed
+from vigil.integrations.slack.fake import SlackFake
 from vigil.investigations import checkpoints
 from vigil.investigations.checkpoints import CheckpointTimeout, TimeoutSource
 from vigil.investigations.steps import as_checkpoint

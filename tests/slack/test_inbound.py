@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from tests.fakes import slack
-from tests.fakes.slack_sender import block_actions, message_im, url_verification
 from tests.slack.conftest import Seen, SlackSetup
 from vigil.integrations.models import Connection
+from vigil.integrations.slack import fake as slack
 from vigil.integrations.slack import inbound
+from vigil.integrations.slack.fake_sender import block_actions, message_im, url_verification
 from vigil.integrations.slack.signature import SignatureFailure, compute_signature, verify_request
 
 SIGNATURE = "X-Slack-Signature"

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from tests.fakes.fixtures import MDE_VALUES
-from tests.fakes.slack_sender import message_im
 from tests.slack.conftest import SlackSetup
+from vigil.integrations.slack.fake_sender import message_im
 from vigil.integrations.slack.manifest import build_manifest, to_yaml
 
 SEED_SCOPES = [

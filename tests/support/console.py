@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 from playwright.sync_api import Page
 
-from tests.support.live_server import LiveServer
 from vigil.app import create_app
 from vigil.auth import service as auth_service
 from vigil.auth.schemas import ApiKeyCreated
 from vigil.db.session import Database
+from vigil.integrations.live_server import LiveServer
 from vigil.investigations.engine import build_engine
 from vigil.orgs import service as orgs_service
 from vigil.settings import Settings

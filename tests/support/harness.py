@@ -1,55 +1,15 @@
-"""A Vigil app on a private database plus helpers to set up tenants and keys for a test."""
+"""A Vigil app on a private database (``vigil.evaluation.harness``) plus helpers to post alerts and wait in a test."""
 
 from __future__ import annotations
 
 import time
-from types import TracebackType
 from typing import Any
 
-from fastapi.testclient import TestClient
-
-from vigil.app import create_app
-from vigil.auth import service as auth_service
-from vigil.auth.schemas import ApiKeyCreated
-from vigil.db.session import Database
-from vigil.investigations.engine import build_engine
-from vigil.orgs import service as orgs_service
-from vigil.settings import Settings
+from vigil.evaluation.harness import Harness as EvalHarness
 
 
-class Harness:
-    """With `engine=True` the app also runs the investigation engine (started by the TestClient)."""
-
-    def __init__(self, settings: Settings, *, engine: bool = False) -> None:
-        self.settings = settings
-        self.db = Database(settings)
-        self.engine = build_engine(settings, self.db, role="test") if engine else None
-        self.app = create_app(settings, self.db, engine=self.engine)
-        self.client = TestClient(self.app, raise_server_exceptions=False)
-
-    def __enter__(self) -> Harness:
-        self.client.__enter__()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.client.__exit__(exc_type, exc, tb)
-        self.db.dispose()
-
-    def add_org(self, code: str, name: str | None = None) -> None:
-        with self.db.write() as session:
-            orgs_service.create_organization(session, code, name)
-
-    def add_key(self, *orgs: str, name: str = "test key", expires_in_days: int | None = None) -> ApiKeyCreated:
-        with self.db.write() as session:
-            return auth_service.create_api_key(
-                session, name=name, created_by="test", organization_codes=orgs, expires_in_days=expires_in_days
-            )
-
-    def revoke(self, key: ApiKeyCreated) -> None:
-        with self.db.write() as session:
-            auth_service.revoke_api_key(session, str(key.key_uuid))
+class Harness(EvalHarness):
+    """The evaluation's app harness plus the helpers tests post and wait with."""
 
     @staticmethod
     def alert_body(org: str = "ACME", provider: str = "cloudflare", **overrides: Any) -> dict[str, Any]:

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import Callable
 from typing import Any
 
+from fastapi.testclient import TestClient
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor, form_of
+from vigil.integrations.chat import decode_message_ref
+from vigil.integrations.fakes import ChatScenarioFake, FakeVendor, ScenarioData, ScenarioFakeError, form_of
+from vigil.integrations.slack.fake_sender import SIGNING_SECRET, SlackSender, button_press
 
 BOT_TOKEN = "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy"
 REVOKED_TOKEN = "xoxb-17653672481-19874698323-revokedrevokedrevoked"
 WEBHOOK_PATH = "/services/T0G9PQBBK/B0123ABCD/k3Yq8ZAbCdEfGhIjKlMnOpQr"
-SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 
 USERS: dict[str, dict[str, Any]] = {
     "spengler@ghostbusters.example.com": {
@@ -196,3 +199,91 @@ class SlackFake(FakeVendor):
             return PlainTextResponse("no_text", 400)
         self.webhook_messages.append(payload)
         return PlainTextResponse("ok")
+
+
+# --- evaluation scenarios ---------------------------------------------------------------------------------------
+
+_TEAM_ID = "T0G9PQBBK"
+
+
+def connection_values(fake: SlackFake) -> dict[str, str]:
+    """Connection fields that authenticate at ``fake`` (webhook, bot token, signing secret)."""
+    return {
+        "webhook_url": fake.webhook_url,
+        "channel": "#soc-alerts",
+        "bot_token": BOT_TOKEN,
+        "signing_secret": SIGNING_SECRET,
+    }
+
+
+class SlackData(ScenarioData):
+    """Connected; every e-mail address in the scenario resolves to a Slack user."""
+
+
+class SlackScenarioFake(ChatScenarioFake[SlackFake, SlackData]):
+    """Answers a checkpoint question as a signed block_actions interaction from the asked user (E5)."""
+
+    integration_id = "slack"
+
+    def connection_values(self) -> dict[str, str]:
+        return connection_values(self.fake)
+
+    def base_url(self) -> str:
+        return self.fake.api_url
+
+    def add_people(self, emails: list[str]) -> list[str]:
+        """The fake only knows a fixed set of users: each unknown address becomes one, with a stable id."""
+        added = []
+        for email in sorted({email.lower() for email in emails}):
+            if email in USERS:
+                continue
+            user_id = "U" + hashlib.sha1(email.encode()).hexdigest()[:10].upper()  # an id, not a secret  # noqa: S324
+            name = email.split("@", 1)[0]
+            USERS[email] = {
+                "id": user_id,
+                "team_id": _TEAM_ID,
+                "name": name,
+                "deleted": False,
+                "real_name": name,
+                "tz": "UTC",
+                "profile": {"real_name": name, "display_name": name, "email": email},
+                "is_admin": False,
+                "is_owner": False,
+                "is_bot": False,
+                "is_app_user": False,
+                "updated": 1502138686,
+            }
+            added.append(email)
+        return added
+
+    def remove_people(self, emails: list[str]) -> None:
+        for email in emails:
+            USERS.pop(email, None)
+
+    def _posted(self, message_ref: str | None) -> tuple[str, str] | None:
+        message = decode_message_ref(message_ref)
+        if "channel" not in message or "ts" not in message:
+            return None
+        key = (message["channel"], message["ts"])
+        return key if key in self.fake.messages else None
+
+    def question_posted(self, message_ref: str | None, recipient_id: str) -> bool:
+        return self._posted(message_ref) is not None
+
+    def answer(self, client: TestClient, token: str, message_ref: str | None, recipient_id: str, decision: str) -> None:
+        posted = self._posted(message_ref)
+        if posted is None:
+            raise ScenarioFakeError("the checkpoint question is not in the Slack fake")
+        payload = button_press(
+            self.fake.messages[posted],
+            decision,
+            channel=posted[0],
+            user_id=recipient_id,
+            action_ts=f"{time.time():.6f}",
+        )
+        response = SlackSender(client).interaction(token, payload)
+        if response.status_code != 200:
+            raise ScenarioFakeError(f"the button press was refused: HTTP {response.status_code} {response.text[:200]}")
+
+
+SCENARIO_FAKE = SlackScenarioFake

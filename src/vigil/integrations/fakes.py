@@ -1,7 +1,7 @@
 """Shared machinery for loopback vendor fakes: request recording, "fail the next N requests" injection and
-switchable faults (``tests.fakes.faults``).
+switchable faults (``vigil.integrations.fake_faults``).
 
-Each vendor fake is a real HTTP server (run by ``tests.support.live_server.LiveServer``) that checks credentials
+Each vendor fake is a real HTTP server (run by ``vigil.integrations.live_server.LiveServer``) that checks credentials
 the way the vendor does and answers with the vendor's documented bodies.
 """
 
@@ -14,18 +14,21 @@ import time
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 from urllib.parse import parse_qs
 
+from fastapi.testclient import TestClient
+from pydantic import BaseModel, ConfigDict
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.faults import Fault, FaultRule, faulty_answer
-from tests.support.live_server import LiveServer
+from vigil.integrations.catalog import get_integration
+from vigil.integrations.fake_faults import Fault, FaultRule, faulty_answer
+from vigil.integrations.live_server import LiveServer
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -174,3 +177,90 @@ class FakeVendor(ABC):
 async def form_of(request: Request) -> dict[str, str]:
     """An urlencoded body as a dict (python-multipart is not a dependency, and Slack/Entra only use urlencoded)."""
     return {k: v[-1] for k, v in parse_qs((await request.body()).decode(), keep_blank_values=True).items()}
+
+
+# --- what an evaluation scenario drives ----------------------------------------------------------------------
+
+
+class ScenarioData(BaseModel):
+    """A scenario's ``integrations.<id>`` section: what the vendor's fake returns (no section: not connected)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+DataT = TypeVar("DataT", bound=ScenarioData)
+FakeT = TypeVar("FakeT", bound=FakeVendor)
+
+
+class ScenarioFakeError(Exception):
+    """The fake could not do what the scenario asked (e.g. the question has no button for the scripted answer)."""
+
+
+class ScenarioFake(ABC, Generic[FakeT, DataT]):
+    """One vendor's fake as an evaluation scenario drives it; its folder's ``fake.py`` names its subclass
+    ``SCENARIO_FAKE``. A subclass, ``ScenarioFake[TheFake, ItsSectionModel]``, states the integration id, how to
+    load a scenario's section into the fake and connect to it; Vigil reaches it at every base URL the integration
+    declares."""
+
+    integration_id: ClassVar[str]
+    #: The fake's class and the scenario section's model, as the subclass's type arguments name them.
+    fake_type: ClassVar[type[FakeVendor]]
+    data_model: ClassVar[type[ScenarioData]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            arguments = get_args(base)
+            if issubclass(get_origin(base) or object, ScenarioFake) and not isinstance(arguments[0], TypeVar):
+                cls.fake_type, cls.data_model = arguments
+
+    def __init__(self) -> None:
+        self.fake = cast("FakeT", self.fake_type())
+
+    @abstractmethod
+    def connection_values(self) -> dict[str, str]:
+        """The connection fields to create through the API so that they authenticate at this fake."""
+
+    def load(self, data: DataT) -> None:
+        """Serve the scenario's section (called after ``reset``); by default the fake serves its own records."""
+
+    def base_url(self) -> str:
+        """Where the fake serves what the integration's base URLs point at."""
+        return self.fake.url
+
+    def vendor_urls(self) -> dict[str, str]:
+        """``VIGIL_VENDOR_URLS`` entries pointing each base URL the integration declares at this fake (none: a
+        connection field carries the URL)."""
+        return {url.key: self.base_url() for url in get_integration(self.integration_id).base_urls}
+
+    def write_requests(self) -> list[str]:
+        """Requests received that would have changed something at the vendor, one label each."""
+        return []
+
+    def reset(self) -> None:
+        self.fake.reset()
+
+    def serve(self) -> AbstractContextManager[FakeVendor]:
+        return self.fake.serve()
+
+
+class ChatScenarioFake(ScenarioFake[FakeT, DataT]):
+    """The fake of an integration that asks people questions (``Integration.chat``): it knows the scenario's
+    people, shows whether Vigil's question has arrived, and answers it as the asked person would."""
+
+    @abstractmethod
+    def add_people(self, emails: list[str]) -> list[str]:
+        """Make each address a user of the chat workspace; returns the ones added (for ``remove_people``)."""
+
+    @abstractmethod
+    def remove_people(self, emails: list[str]) -> None: ...
+
+    @abstractmethod
+    def question_posted(self, message_ref: str | None, recipient_id: str) -> bool:
+        """Whether the question stored under ``message_ref`` (as the chat provider recorded it) is in the fake."""
+
+    @abstractmethod
+    def answer(self, client: TestClient, token: str, message_ref: str | None, recipient_id: str, decision: str) -> None:
+        """Deliver ``recipient_id``'s answer ``decision`` to the question to Vigil's inbound chat endpoint through
+        ``client``, signed and shaped as the vendor delivers it (``token``: the connection's ``webhook_token``).
+        Raises ``ScenarioFakeError`` when the question offers no such answer or Vigil refuses the delivery."""

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from rich.console import JustifyMethod
 from rich.table import Table
-from tests.eval.runner import (
+
+from vigil.ai.factory import is_builtin
+from vigil.evaluation.runner import (
     WRITE_SKILLS,
     Aggregate,
     AiUsage,
@@ -23,16 +25,17 @@ from tests.eval.runner import (
     Thresholds,
 )
 
-from vigil.ai.factory import is_builtin
-
 INTRO = (
-    "Every scenario of the labelled set (`tests/eval/scenarios/`, format in `tests/eval/README.md`) is sent "
-    "end to end: the real API and investigation engine on a fresh database, a new organization per scenario "
-    "whose connections are created and authenticated through the API, and loopback fakes of Defender for "
-    "Endpoint, Cloudflare, Push Security and Slack serving the scenario's data over real HTTP. A scripted "
-    "checkpoint answer is pressed as a signed Slack interaction from the asked user. The case is read through "
-    "`GET /serviceapi/cases/{case_id}` and scored: `ai_disposition` equals the expected disposition, the "
-    "severity is in the expected band, and the summary names every expected entity (case-insensitive)."
+    "Every scenario of the labelled set (`src/vigil/evaluation/scenarios/`, format in "
+    "`src/vigil/evaluation/README.md`) is sent end to end: the real API and investigation engine on a fresh "
+    "database, a new organization per scenario whose connections are created and authenticated through the API, "
+    "and loopback fakes of Defender for Endpoint, Cloudflare, Push Security and Slack serving the scenario's data "
+    "over real HTTP. A scripted checkpoint answer is pressed as a signed Slack interaction from the asked user. "
+    "The case is read through `GET /serviceapi/cases/{case_id}` and scored: `ai_disposition` equals the expected "
+    "disposition, the severity is in the expected band, and the summary names every expected entity "
+    "(case-insensitive). The set ships with the package, so an installed Vigil runs it without a checkout; "
+    "`vigil eval --set DIR` runs a directory of your own scenario files in the same format instead (and "
+    "`DIR/holdout/` apart)."
 )
 INJECTION_INTRO = (
     "Each injection scenario is run a second time in another organization with the attacker's text replaced "
@@ -76,8 +79,8 @@ NO_BUILTIN_RUN = (
     "done so yet."
 )
 MODEL_HOLDOUT_INTRO = (
-    "The held-out set (`tests/eval/holdout/`), reported apart as for the built-in analyst; it does not decide "
-    "acceptance."
+    "The held-out set (`src/vigil/evaluation/scenarios/holdout/`), reported apart as for the built-in analyst; it "
+    "does not decide acceptance."
 )
 #: Longest fallback reason shown in a table cell (the full text is on the case).
 REASON_CHARS = 160
@@ -154,12 +157,12 @@ def _got(result: ScenarioResult) -> tuple[str, str]:
 
 
 HOLDOUT_INTRO = (
-    "These scenarios (`tests/eval/holdout/`) were written by someone who never saw the analyst's rules, after "
-    "the rules had been tuned on the labelled set above, and they are never used for tuning. They measure how "
-    "well the analyst generalises to alerts it was not shaped on; they do not decide acceptance. The labelled "
-    "set's expectations were also written before tuning, but the rules were then improved while looking at its "
-    "failures (its first run scored disposition 68 %, severity 70 %, entities 80 %), so its figures overstate "
-    "accuracy on unseen alerts; these are the honest ones."
+    "These scenarios (`src/vigil/evaluation/scenarios/holdout/`) were written by someone who never saw the "
+    "analyst's rules, after the rules had been tuned on the labelled set above, and they are never used for "
+    "tuning. They measure how well the analyst generalises to alerts it was not shaped on; they do not decide "
+    "acceptance. The labelled set's expectations were also written before tuning, but the rules were then "
+    "improved while looking at its failures (its first run scored disposition 68 %, severity 70 %, entities 80 "
+    "%), so its figures overstate accuracy on unseen alerts; these are the honest ones."
 )
 
 

@@ -10,11 +10,12 @@ from datetime import UTC, datetime
 from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from typing import Any
 
+from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor
+from vigil.integrations.fakes import FakeVendor, ScenarioData, ScenarioFake
 
 ACCOUNT_ID = "01a7362d577a6c3019a474fd6f485823"
 ZONE_ID = "023e105f4ecef8ad9ca31a8372d0c353"
@@ -485,3 +486,35 @@ class CloudflareFake(FakeVendor):
         ruleset["rules"].append(self._rule(body))
         ruleset["version"] = str(int(ruleset["version"]) + 1)
         return _envelope(ruleset)
+
+
+# --- evaluation scenarios ---------------------------------------------------------------------------------------
+
+#: Connection fields (API token) that authenticate at this fake.
+CONNECTION_VALUES = {"auth_method": "api_token", "api_token": USER_TOKEN, "account_id": ACCOUNT_ID}
+
+
+class CloudflareData(ScenarioData):
+    audit_logs: list[dict[str, Any]] = Field(default_factory=list)
+    insights: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CloudflareScenarioFake(ScenarioFake[CloudflareFake, CloudflareData]):
+    integration_id = "cloudflare"
+
+    def connection_values(self) -> dict[str, str]:
+        return dict(CONNECTION_VALUES)
+
+    def load(self, data: CloudflareData) -> None:
+        self.fake.load(audit_logs=data.audit_logs, insights=data.insights)
+
+    def write_requests(self) -> list[str]:
+        """Changes to rulesets (edge rules)."""
+        return [
+            f"Cloudflare {r.method} {r.path}"
+            for r in self.fake.requests
+            if r.method in ("PUT", "POST", "PATCH", "DELETE") and "/rulesets" in r.path
+        ]
+
+
+SCENARIO_FAKE = CloudflareScenarioFake

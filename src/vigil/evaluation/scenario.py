@@ -6,14 +6,20 @@ person named in the alert answers a checkpoint, and what a senior SOC analyst co
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
+from vigil.integrations.catalog import vendor_modules
+from vigil.integrations.fakes import ScenarioFake
+
+#: The labelled set shipped with the package; its ``holdout/`` folder holds the held-out scenarios.
 SCENARIOS_DIR = Path(__file__).resolve().parent / "scenarios"
+HOLDOUT = "holdout"
 
 Category = Literal[
     "identity",
@@ -54,44 +60,41 @@ class ScenarioAlert(_Strict):
         return json.dumps(self.alert_content)
 
 
-class HuntingEntry(_Strict):
-    """Rows the Defender fake returns for an advanced-hunting query whose KQL contains ``query_contains``."""
-
-    query_contains: str = Field(min_length=1)
-    rows: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class DefenderData(_Strict):
-    machines: list[dict[str, Any]] = Field(default_factory=list)
-    alerts: list[dict[str, Any]] = Field(default_factory=list)
-    hunting: list[HuntingEntry] = Field(default_factory=list)
+@functools.cache
+def scenario_fakes() -> dict[str, type[ScenarioFake[Any, Any]]]:
+    """Each integration's loopback fake by integration id, in the catalog's order: every vendor folder with a
+    ``fake.py`` declares its ``SCENARIO_FAKE``, so a scenario may connect exactly those integrations."""
+    declared: list[type[ScenarioFake[Any, Any]]] = [module.SCENARIO_FAKE for module in vendor_modules("fake")]
+    return {fake.integration_id: fake for fake in declared}
 
 
-class CloudflareData(_Strict):
-    audit_logs: list[dict[str, Any]] = Field(default_factory=list)
-    insights: list[dict[str, Any]] = Field(default_factory=list)
+class ScenarioIntegrations(RootModel[dict[str, dict[str, Any]]]):
+    """Which integrations the organization has connected, by id (absent = not connected), and what their fakes
+    return: each section is checked against its fake's ``data_model`` and kept with the defaults filled in."""
 
+    root: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
-class PushSecurityData(_Strict):
-    accounts: list[dict[str, Any]] = Field(default_factory=list)
-    findings: list[dict[str, Any]] = Field(default_factory=list)
-    detections: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class SlackData(_Strict):
-    """Connected; every e-mail address resolves to a Slack user."""
-
-
-class ScenarioIntegrations(_Strict):
-    """Which integrations the organization has connected (absent = not connected) and what their fakes return."""
-
-    microsoft_defender: DefenderData | None = None
-    cloudflare: CloudflareData | None = None
-    push_security: PushSecurityData | None = None
-    slack: SlackData | None = None
+    @field_validator("root", mode="before")
+    @classmethod
+    def _sections_of_known_fakes(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        fakes = scenario_fakes()
+        checked: dict[str, dict[str, Any]] = {}
+        for integration_id, section in value.items():
+            if section is None:
+                continue
+            if integration_id not in fakes:
+                raise ValueError(f"no loopback fake for integration {integration_id!r} (there are: {', '.join(fakes)})")
+            checked[integration_id] = fakes[integration_id].data_model.model_validate(section).model_dump(mode="json")
+        return checked
 
     def connected(self) -> list[str]:
-        return [name for name in type(self).model_fields if getattr(self, name) is not None]
+        """The connected integrations' ids, in the catalog's order."""
+        return [integration_id for integration_id in scenario_fakes() if integration_id in self.root]
+
+    def section(self, integration_id: str) -> dict[str, Any] | None:
+        return self.root.get(integration_id)
 
 
 class Checkpoint(_Strict):

@@ -10,11 +10,12 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor, form_of
+from vigil.integrations.fakes import FakeVendor, ScenarioData, ScenarioFake, form_of
 
 TENANT_ID = "8f3f7c2e-5a2b-4f5e-9c1d-0a1b2c3d4e5f"
 CLIENT_ID = "4a7e2d61-93c2-4b8e-a1f0-5d6c7b8a9e01"
@@ -496,3 +497,47 @@ class MdeFake(FakeVendor):
             self._action(machine, "Isolate", body["Comment"], scope=body.get("IsolationType", "Full"), commands=[]),
             201,
         )
+
+
+# --- evaluation scenarios ---------------------------------------------------------------------------------------
+
+#: Connection fields that authenticate at this fake.
+CONNECTION_VALUES = {"tenant_id": TENANT_ID, "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
+
+
+class HuntingEntry(BaseModel):
+    """Rows the fake returns for an advanced-hunting query whose KQL contains ``query_contains``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query_contains: str = Field(min_length=1)
+    rows: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class DefenderData(ScenarioData):
+    machines: list[dict[str, Any]] = Field(default_factory=list)
+    alerts: list[dict[str, Any]] = Field(default_factory=list)
+    hunting: list[HuntingEntry] = Field(default_factory=list)
+
+
+class DefenderScenarioFake(ScenarioFake[MdeFake, DefenderData]):
+    integration_id = "microsoft_defender"
+
+    def connection_values(self) -> dict[str, str]:
+        return dict(CONNECTION_VALUES)
+
+    def load(self, data: DefenderData) -> None:
+        self.fake.load(
+            machines=data.machines, alerts=data.alerts, hunting=[entry.model_dump() for entry in data.hunting]
+        )
+
+    def write_requests(self) -> list[str]:
+        """Isolation and live response."""
+        return [
+            f"Defender {r.method} {r.path}"
+            for r in self.fake.requests
+            if r.path.endswith(("/isolate", "/runliveresponse"))
+        ]
+
+
+SCENARIO_FAKE = DefenderScenarioFake

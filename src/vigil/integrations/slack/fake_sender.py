@@ -17,8 +17,10 @@ from urllib.parse import quote
 from fastapi.testclient import TestClient
 from httpx2 import Response  # the client starlette.testclient uses when it is installed (it is, via openai)
 
-from tests.fakes.slack import SIGNING_SECRET
+from vigil.integrations.fakes import ScenarioFakeError
 
+#: The fake workspace's signing secret (the connection's ``signing_secret``).
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 EVENTS_PATH = "/serviceapi/webhooks/chat/v1/events"
 INTERACTIONS_PATH = "/serviceapi/webhooks/chat/v1/interactions"
 USER_AGENT = "Slackbot 1.0 (+https://api.slack.com/robots)"
@@ -93,14 +95,17 @@ def button_press(
     user_id: str,
     action_ts: str = "1596530385.194939",
 ) -> dict[str, Any]:
-    """The block_actions payload of pressing, in a posted ``message``, the button whose value carries ``decision``."""
+    """The block_actions payload of pressing, in a posted ``message``, the button whose value carries ``decision``
+    (``ScenarioFakeError`` when it has none)."""
     buttons = [
         element
         for block in message.get("blocks") or []
         if block.get("type") == "actions"
         for element in block.get("elements", [])
     ]
-    button = next(b for b in buttons if json.loads(b["value"]).get("decision") == decision)
+    button = next((b for b in buttons if json.loads(b["value"]).get("decision") == decision), None)
+    if button is None:
+        raise ScenarioFakeError(f"the checkpoint question has no {decision!r} button")
     payload = block_actions(
         button["action_id"], button["value"], user_id=user_id, message_ts=str(message["ts"]), action_ts=action_ts
     )

@@ -14,12 +14,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import Field
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.base import FakeVendor
+from vigil.integrations.fakes import FakeVendor, ScenarioData, ScenarioFake
 
 READ_KEY = "psk_read_6f1c0d9a8b7e4f3a2b1c0d9e8f7a6b5c"
 FULL_KEY = "psk_full_0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d"
@@ -258,3 +259,32 @@ class PushFake(FakeVendor):
         more = start + limit < len(items)
         paging = {"moreResults": more, "nextToken": _encode(start + limit) if more else None}
         return JSONResponse({"result": window, "paging": paging})
+
+
+# --- evaluation scenarios ---------------------------------------------------------------------------------------
+
+
+def connection_values(fake: PushFake, **overrides: str) -> dict[str, str]:
+    """Connection fields (a read-only key) that authenticate at ``fake``, whose URL is the connection's domain."""
+    return {"api_key": READ_KEY, "domain": fake.url, **overrides}
+
+
+class PushSecurityData(ScenarioData):
+    accounts: list[dict[str, Any]] = Field(default_factory=list)
+    findings: list[dict[str, Any]] = Field(default_factory=list)
+    detections: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class PushSecurityScenarioFake(ScenarioFake[PushFake, PushSecurityData]):
+    integration_id = "push_security"
+
+    def connection_values(self) -> dict[str, str]:
+        return connection_values(self.fake)
+
+    def load(self, data: PushSecurityData) -> None:
+        self.fake.accounts = copy.deepcopy(data.accounts)
+        self.fake.findings = copy.deepcopy(data.findings)
+        self.fake.detections = copy.deepcopy(data.detections)
+
+
+SCENARIO_FAKE = PushSecurityScenarioFake

@@ -1,0 +1,109 @@
+"""`vigil eval --set DIR`: a directory of one's own scenario files runs like the shipped set (its holdout/ apart),
+and a missing directory or an invalid file stops the command before anything runs (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from vigil.cli import app
+from vigil.evaluation.scenario import SCENARIOS_DIR
+
+runner = CliRunner()
+#: A fast scenario whose person confirms a chat checkpoint (so the chat fake answers), and one without.
+ANSWERED = "edge-cloudflare-security-level-restored-confirmed"
+PLAIN = "phishing-reported-knowbe4-simulation"
+
+
+@pytest.fixture(autouse=True)
+def _loggers_kept() -> Iterator[None]:
+    """`vigil eval` points the root logger (and DBOS its own) at the CliRunner's stderr, closed once it returns."""
+    loggers = [logging.getLogger(), *(logging.getLogger(name) for name in list(logging.root.manager.loggerDict))]
+    kept = [(logger, list(logger.handlers), logger.level) for logger in loggers]
+    yield
+    for logger, handlers, level in kept:
+        logger.handlers, logger.level = handlers, level
+    for name in list(logging.root.manager.loggerDict):  # loggers the command created
+        logger = logging.getLogger(name)
+        if all(logger is not known for known in loggers):
+            logger.handlers = []
+
+
+def _output(result: Result) -> str:
+    """What the command printed, with Rich's line wrapping undone."""
+    return " ".join(result.output.split())
+
+
+def _shipped(scenario_id: str) -> Path:
+    return next(SCENARIOS_DIR.glob(f"[0-9][0-9]-{scenario_id}.json"))
+
+
+def test_a_directory_of_own_scenarios_runs_with_its_holdout_apart(db_url: str, tmp_path: Path) -> None:
+    own = tmp_path / "my-scenarios"
+    (own / "holdout").mkdir(parents=True)
+    shutil.copy(_shipped(ANSWERED), own / f"01-{ANSWERED}.json")
+    shutil.copy(_shipped(PLAIN), own / "holdout" / f"01-{PLAIN}.json")
+    output = tmp_path / "reports" / "new-folder" / "evaluation.md"
+
+    result = runner.invoke(
+        app, ["eval", "--set", str(own), "--database-url", db_url, "--output", str(output)], catch_exceptions=False
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "Running 1 scenario(s)" in _output(result) and "Running 1 held-out scenario(s)" in _output(result)
+    report = output.read_text(encoding="utf-8")
+    assert f"vigil eval --set {own}" in report
+    scenario_rows = [line for line in report.splitlines() if "→" in line and not line.startswith("| Scenario |")]
+    assert [row.split(" | ")[0] for row in scenario_rows] == [f"| {ANSWERED}", f"| {PLAIN}"]
+    assert all(row.endswith("| pass |") for row in scenario_rows), scenario_rows
+    assert "## Held-out scenarios (never used for tuning)" in report
+
+
+def test_a_missing_set_directory_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["eval", "--set", str(tmp_path / "nowhere"), "--output", "-"])
+    assert result.exit_code == 2
+    assert "no such directory" in _output(result)
+
+
+def test_an_empty_set_directory_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["eval", "--set", str(tmp_path), "--output", "-"])
+    assert result.exit_code == 2
+    assert "no scenarios to run" in _output(result)
+
+
+@pytest.mark.parametrize(
+    ("change", "complaint"),
+    [
+        (lambda data: data["integrations"].update(acme_edr={}), "no loopback fake for integration 'acme_edr'"),
+        (lambda data: data["integrations"]["cloudflare"].update(zones=[]), "zones"),
+        (lambda data: data.update(category="weather"), "category"),
+    ],
+    ids=["unknown integration", "unknown section field", "unknown category"],
+)
+def test_an_invalid_scenario_file_exits_2_naming_it(tmp_path: Path, change: object, complaint: str) -> None:
+    data = json.loads(_shipped(ANSWERED).read_text(encoding="utf-8"))
+    assert callable(change)
+    change(data)
+    (tmp_path / f"01-{ANSWERED}.json").write_text(json.dumps(data), encoding="utf-8")
+
+    result = runner.invoke(app, ["eval", "--set", str(tmp_path), "--output", "-"])
+
+    assert result.exit_code == 2
+    assert f"01-{ANSWERED}.json" in _output(result) and complaint in _output(result), result.output
+
+
+def test_an_invalid_holdout_file_stops_the_run_before_it_starts(tmp_path: Path) -> None:
+    shutil.copy(_shipped(ANSWERED), tmp_path / f"01-{ANSWERED}.json")
+    (tmp_path / "holdout").mkdir()
+    (tmp_path / "holdout" / "not-numbered.json").write_text("{}", encoding="utf-8")
+
+    result = runner.invoke(app, ["eval", "--set", str(tmp_path), "--output", "-"])
+
+    assert result.exit_code == 2
+    assert "not-numbered.json" in _output(result)
