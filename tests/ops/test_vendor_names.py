@@ -26,7 +26,8 @@ ALIASES = {"microsoft_defender": ("mde",)}
 PRODUCT_ALIASES = ("Defender", "MDE")
 VENDOR_ID = re.compile(rf"\b({'|'.join(VENDORS)})\b")
 MODULE_PATH = re.compile(rf"vigil\.integrations\.({'|'.join(VENDORS)})(\.\w+)*(:\w+)?")
-VENDOR_SKILL_IDS = sorted(skill.id for skill in all_skills() if skill.integration_id in VENDORS)
+#: A vendor's own skill ids (``chat.checkpoint``, which every chat product implements, names none).
+VENDOR_SKILL_IDS = sorted(skill.id for skill in all_skills() if skill.id.split(".")[0] in VENDORS)
 SKILL_ID = re.compile(rf"\b({'|'.join(map(re.escape, VENDOR_SKILL_IDS))})\b")
 #: Products by the names people read (case-sensitive: "slack" is also an English word, "Slack" the product).
 PRODUCT_NAMES = sorted(

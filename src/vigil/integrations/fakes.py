@@ -175,7 +175,8 @@ class FakeVendor(ABC):
 
 
 async def form_of(request: Request) -> dict[str, str]:
-    """An urlencoded body as a dict (python-multipart is not a dependency, and Slack/Entra only use urlencoded)."""
+    """An urlencoded body as a dict (python-multipart is not a dependency; the token and chat APIs faked here
+    take urlencoded forms only)."""
     return {k: v[-1] for k, v in parse_qs((await request.body()).decode(), keep_blank_values=True).items()}
 
 
