@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, Field
 
 from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
-from vigil.integrations.framework import SkillInput, SkillOutput, optional
+from vigil.integrations.skill_base import SkillInput, SkillOutput, optional
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from vigil.integrations.framework import SkillContext
+    from vigil.integrations.skill_base import SkillContext
 
 logger = logging.getLogger("vigil.chat")
 
