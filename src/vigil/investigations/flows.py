@@ -23,6 +23,22 @@ investigation attempt:
 Which one enqueues is the caller's `Enqueuer`: the engine (a hand-off) for requests, `workflow.QUEUE_NOW` on
 engine threads and in workflows.
 
+Asking a Chat Checkpoint's question, inside the investigation's workflow (`ask_checkpoint`, the recorded step
+`vigil.ask_checkpoint`, then `wait_for_answer`): the checkpoint row commits `asking`, the question is sent
+through the organization's chat provider, the row commits `waiting` with whom and where it was asked (the
+"asked" record, or `failed` with the cause), and then the rest of the playbook is handed to the workflow that
+waits for the answer (`<attempt>:checkpoint-<n>`).
+
+* A crash before the "asked" record commits (after `asking`, before or after the question went out) replays the
+  step: it finds the row still `asking` and asks again rather than risk never asking (a question sent in the few
+  milliseconds before the crash is then asked twice). A crash after it finds the row `waiting` (or `failed`)
+  and never asks again: the step's outcome is rebuilt from the row.
+* A crash after the step is recorded and before the waiting workflow is started replays the workflow up to the
+  start: the waiting workflow's id is derived from the attempt and the step, so starting it twice starts one.
+* The person may answer before the "asked" record commits (the question is live as soon as the provider posts
+  it): see below; recording the question applies that answer in the same transaction, the row goes straight to
+  `answered`, and the waiting workflow, started after, finds it so and nobody needs waking.
+
 Answering a Chat Checkpoint (`receive_chat_delivery`, which every provider's inbound route is handed by its HTTP
 edge): the delivery's record (Slack's `chat_events` / `chat_interactions` row, keyed by its event id or press),
 the conditional `waiting → answered` and its timeline line commit in one transaction; then the waiting workflow
@@ -58,7 +74,10 @@ from vigil.db.session import Database
 from vigil.integrations.chat import ChatDelivery, RecordDelivery
 from vigil.investigations import checkpoints, service
 from vigil.investigations.checkpoints import Wake
+from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan
 from vigil.investigations.service import ENGINE_ACTOR, QUEUED_MESSAGE
+from vigil.investigations.steps import OpenedQuestion, QuestionNotSent, StepRunner
+from vigil.playbooks.schemas import CheckpointStep
 
 logger = logging.getLogger("vigil.chat.inbound")
 
@@ -162,6 +181,35 @@ def _enqueue_committed(queue: Enqueuer | None, alert_uuid: uuid.UUID, attempt: i
     """Called only once the transaction that made `attempt` Submitted has committed; None: nothing was."""
     if queue is not None and attempt is not None:
         queue.enqueue(alert_uuid, attempt)
+
+
+def ask_checkpoint(
+    db: Database, runner: StepRunner, plan: InvestigationPlan, position: int, step: CheckpointStep
+) -> CheckpointAsk:
+    """The recorded step `vigil.ask_checkpoint`: open the row `asking`, send the question, record it asked (or
+    failed); a replay that finds the question sent or failed sends nothing."""
+    with db.write() as session:
+        opened = runner.open_question(session, plan, position, step)
+    if not isinstance(opened, OpenedQuestion):
+        return opened
+    try:
+        sent = runner.send_question(opened)
+    except QuestionNotSent as failure:
+        with db.write() as session:
+            checkpoints.mark_failed(session, opened.checkpoint_uuid, failure.reason)
+        return opened.not_sent(failure)
+    with db.write() as session:
+        checkpoints.mark_asked(session, opened.checkpoint_uuid, sent, opened.waiting.timeout_seconds)
+        return opened.asked(checkpoints.evidence(checkpoints.get(session, opened.checkpoint_uuid)))
+
+
+def wait_for_answer(ask: Callable[[], CheckpointAsk], start_waiting: Callable[[CheckpointAsk], None]) -> CheckpointAsk:
+    """From the investigation's workflow: `ask` is the recorded step above; when its question waits for an answer,
+    the rest of the playbook moves to the waiting workflow (`start_waiting`, idempotent by its derived id)."""
+    asked = ask()
+    if asked.waiting:
+        start_waiting(asked)
+    return asked
 
 
 def receive_chat_delivery(db: Database, waker: Waker | None, record: RecordDelivery) -> ChatDelivery:
