@@ -31,7 +31,7 @@ waits for the answer (`<attempt>:checkpoint-<n>`).
 
 * A crash before the "asked" record commits (after `asking`, before or after the question went out) replays the
   step: it finds the row still `asking` and asks again rather than risk never asking (a question sent in the few
-  milliseconds before the crash is then asked twice). A crash after it finds the row `waiting` (or `failed`)
+  milliseconds before the crash is then asked twice). After it, the replay finds the row `waiting` (or `failed`)
   and never asks again: the step's outcome is rebuilt from the row.
 * A crash after the step is recorded and before the waiting workflow is started replays the workflow up to the
   start: the waiting workflow's id is derived from the attempt and the step, so starting it twice starts one.
@@ -46,8 +46,8 @@ is woken through the `Waker` (DBOS's client, `checkpoints.WorkflowWaker`).
 
 * A crash (or a DBOS outage) after the commit and before the wake-up leaves the row answered with nobody told:
   the waiting workflow re-reads the row between slices of at most `workflow.CHECKPOINT_SLICE_SECONDS` (15 s) and
-  goes on, so the answer is late by at most a slice, never lost. A process without a waker (none is installed)
-  leaves it to that poll too. The sender gets its 200 either way: its retry would only be a duplicate.
+  goes on, so the answer is late by at most a slice, never lost. Without a waker, that poll is the only way.
+  The sender gets its 200 either way: its retry would only be a duplicate.
 * A crash before the commit records nothing: the provider's retry of the same delivery is processed as new. A
   retry after the commit is recorded once (the delivery's key) and answers nothing; the answer itself is a
   conditional update from `waiting`, so a second press, a late reply or an answer after the timeout changes
