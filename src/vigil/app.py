@@ -27,7 +27,7 @@ from vigil.integrations.policy import OutboundPolicy
 from vigil.integrations.router import router as integrations_router
 from vigil.integrations.secrets import SecretBox
 from vigil.integrations.service import endpoints_from_settings
-from vigil.investigations.checkpoints import WorkflowWaker, install_waker, uninstall_waker
+from vigil.investigations.checkpoints import WorkflowWaker
 from vigil.investigations.engine import Engine
 from vigil.orgs.router import router as orgs_router
 from vigil.playbooks.router import router as playbooks_router
@@ -59,7 +59,6 @@ def create_app(
                 await asyncio.to_thread(engine.stop)
             await asyncio.to_thread(running.state.intake.close)
             await running.state.outbound.aclose()
-            uninstall_waker(waker)
             waker.close()
             if db is None:
                 database.dispose()
@@ -92,7 +91,7 @@ def create_app(
     app.state.outbound = OutboundClient(policy=OutboundPolicy.from_settings(settings))
     app.state.engine = engine
     waker = WorkflowWaker(settings.workflow_database_url)  # chat answers wake waiting checkpoints through it
-    install_waker(waker)
+    app.state.waker = waker
 
     app.state.console_signer = ConsoleSigner(app.state.secret_box)
     app.state.signin_throttle = SignInThrottle()

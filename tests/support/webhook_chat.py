@@ -30,7 +30,7 @@ from vigil.integrations.errors import UNEXPECTED_RESPONSE, Failure, IntegrationE
 from vigil.integrations.framework import ConnectionField, ConnectionTestResult, Integration, SkillContext
 from vigil.integrations.http import json_or_none
 from vigil.integrations.secrets import SecretBox
-from vigil.web.deps import DbDep
+from vigil.web.deps import ChatReceiverDep, DbDep
 
 INTEGRATION_ID = "webhook_chat"
 ANSWERS_PATH = "/serviceapi/webhooks/webhook-chat/v1"
@@ -167,11 +167,13 @@ router = APIRouter()
 
 
 @router.post(ANSWERS_PATH + "/{kind}")
-async def answers(kind: str, request: Request, db: DbDep, token: Annotated[str | None, Query()] = None) -> JSONResponse:
+async def answers(
+    kind: str, request: Request, db: DbDep, receive: ChatReceiverDep, token: Annotated[str | None, Query()] = None
+) -> JSONResponse:
     box: SecretBox = request.app.state.secret_box
     body = await request.body()
     answered = await run_in_threadpool(
-        chat_inbound.receive_answer, db, box, INTEGRATION_ID, kind, token, request.headers, body
+        chat_inbound.receive_answer, db, box, receive, INTEGRATION_ID, kind, token, request.headers, body
     )
     return JSONResponse({"ok": True, "answer": answered})
 

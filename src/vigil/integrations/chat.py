@@ -4,13 +4,13 @@ product (Teams, Google Chat, e-mail) is one more implementation declared on its 
 
 Outbound, the engine calls a provider's async methods with the connection's ``SkillContext``. Inbound, each
 provider owns its HTTP route: it verifies the delivery (``verify``), reads it into an ``InboundAnswer``
-(``parse_answer``) and hands that to ``answer_received``, which the checkpoint code has claimed.
+(``parse_answer``) and hands it to the ``ReceiveDelivery`` its edge gives it, which records and applies it in one
+transaction and wakes the waiting playbook after the commit (``investigations/flows.py``).
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import re
 import uuid
 from collections.abc import Callable, Mapping
@@ -21,14 +21,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, Field
 
 from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
-from vigil.integrations.framework import SkillInput, SkillOutput, optional
+from vigil.integrations.skill_base import SkillInput, SkillOutput, optional
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from vigil.integrations.framework import SkillContext
+    from vigil.integrations.skill_base import SkillContext
 
-logger = logging.getLogger("vigil.chat")
 
 #: The checkpoint's skill id is in the neutral ``chat`` namespace: any chat provider can answer it.
 CHAT_CHECKPOINT_SKILL_ID = "chat.checkpoint"
@@ -214,26 +213,24 @@ async def ask(provider: ChatProvider, ctx: SkillContext, email: str, question: C
 
 # --- answers coming in ------------------------------------------------------------------------------------------
 
-AfterCommit = Callable[[], None]
-"""Work to do once the delivery's transaction is committed (e.g. waking a workflow); failures are logged."""
-AnswerHandler = Callable[["Session", InboundAnswer], AfterCommit | None]
 
-_answer_handler: AnswerHandler | None = None
+@dataclass(frozen=True)
+class ChatDelivery:
+    """What one verified inbound delivery brought, as its transaction recorded it: `new` is False for a redelivery
+    (recorded before, so nothing is applied again); `answers` are the answers it carries."""
+
+    new: bool
+    answers: tuple[InboundAnswer, ...] = ()
+
+    @classmethod
+    def carrying(cls, answer: InboundAnswer | None) -> ChatDelivery:
+        return cls(new=True, answers=() if answer is None else (answer,))
 
 
-def handle_answers(handler: AnswerHandler) -> AnswerHandler:
-    """Claim the answers (the app does at start, through `checkpoints.install_waker`): one consumer, called in the
-    delivery's transaction."""
-    global _answer_handler  # noqa: PLW0603 - providers' inbound routes are module-level; the engine claims them
-    _answer_handler = handler
-    return handler
+RecordDelivery = Callable[["Session"], ChatDelivery]
+"""Stores a delivery in the caller's transaction (once, however often it is delivered) and says what it brought;
+raising rolls the whole delivery back, so the sender's retry is processed as new."""
 
-
-def answer_received(session: Session, answer: InboundAnswer | None) -> AfterCommit | None:
-    """Hand a verified answer to whoever claimed answers, inside the transaction that records the delivery."""
-    if answer is None:
-        return None
-    if _answer_handler is None:
-        logger.warning("chat answer on connection %s dropped: nothing handles answers", answer.connection_uuid)
-        return None
-    return _answer_handler(session, answer)
+ReceiveDelivery = Callable[[RecordDelivery], ChatDelivery]
+"""Runs a `RecordDelivery` in a transaction that also applies its answers, commits, then wakes whoever waits for
+them: `investigations.flows.receive_chat_delivery`, which the HTTP edge hands to a provider's inbound route."""

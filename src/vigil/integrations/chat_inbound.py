@@ -1,8 +1,10 @@
 """Inbound chat deliveries, whichever product sends them: the ``?token=`` names a connection, and the request must
 be signed by that connection's secret (its provider's ``verify``) before anything is parsed or stored.
 
-Slack's E4/E5 routes use ``verify`` and record deliveries themselves; a product whose deliveries are simply signed
-answers can use ``receive_answer`` as its whole route.
+Nothing here commits: a verified delivery goes to the ``ReceiveDelivery`` the HTTP edge hands in
+(``investigations.flows.receive_chat_delivery``), which records it, applies its answers and wakes the waiting
+playbooks after the commit. Slack's E4/E5 routes use ``verify`` and record deliveries themselves; a product whose
+deliveries are simply signed answers can use ``receive_answer`` as its whole route.
 """
 
 from __future__ import annotations
@@ -10,14 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from vigil.db.session import Database
 from vigil.errors import MalformedJSON, Unauthenticated, ValidationFailed
 from vigil.integrations.catalog import chat_provider
-from vigil.integrations.chat import AfterCommit, answer_received
+from vigil.integrations.chat import ChatDelivery, ReceiveDelivery
 from vigil.integrations.secrets import SecretBox, SecretsUndecryptable
 from vigil.integrations.service import connection_by_webhook_token, connection_values, is_expired
 
@@ -76,30 +78,21 @@ def json_object(raw: bytes | str, what: str) -> dict[str, Any]:
     return value
 
 
-def run_after_commit(actions: Iterable[AfterCommit | None]) -> None:
-    for action in actions:
-        if action is None:
-            continue
-        try:
-            action()
-        except Exception:
-            logger.exception("follow-up of a chat delivery failed (its effect is recorded and will be picked up)")
-
-
 def receive_answer(
     db: Database,
     box: SecretBox,
+    receive: ReceiveDelivery,
     integration_id: str,
     kind: str,
     token: str | None,
     headers: Mapping[str, str],
     body: bytes,
 ) -> bool:
-    """A signed JSON delivery that may carry an answer: verify, parse, apply; True when it was an answer."""
+    """A signed JSON delivery that may carry an answer: verify, parse, hand to `receive`; True when it was one."""
     verified = verify(db, box, integration_id, token, headers, body)
     payload = json_object(body, "delivery")
     answer = chat_provider(integration_id).parse_answer(verified.connection_uuid, kind, payload)
-    with db.write() as session:
-        after_commit = answer_received(session, answer)
-    run_after_commit([after_commit])
-    return answer is not None
+    if answer is None:
+        return False
+    receive(lambda _session: ChatDelivery.carrying(answer))
+    return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_type_hints
 
@@ -18,8 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from vigil.input_types import has_control_characters
 from vigil.integrations.errors import IntegrationError, UnknownIntegrationError, UnknownSkillError
-from vigil.integrations.http import OutboundClient
-from vigil.integrations.redaction import Redactor
+from vigil.integrations.skill_base import Endpoints, SkillContext, SkillInput, SkillOutput, VendorUrl, optional
 
 if TYPE_CHECKING:
     import uuid
@@ -147,66 +146,6 @@ class ConnectionSetup:
 SetupGuide = Callable[["Session", "Principal", "uuid.UUID", str], ConnectionSetup]
 
 
-@dataclass(frozen=True)
-class VendorUrl:
-    """A base URL an integration calls, declared in the vendor's folder: `<integration id>.<name>` and its public
-    default, so a vendor's hosts are written in one place."""
-
-    key: str
-    default: str
-
-
-@dataclass(frozen=True)
-class Endpoints:
-    """The operator's overrides of vendor base URLs (`VIGIL_VENDOR_URLS`, keyed by `VendorUrl.key`): a regional
-    or proxied API, or a loopback fake in tests. Everything not overridden is the vendor's declared default."""
-
-    overrides: Mapping[str, str] = field(default_factory=dict)
-
-    def url(self, vendor_url: VendorUrl) -> str:
-        return self.overrides.get(vendor_url.key, vendor_url.default).rstrip("/")
-
-
-@dataclass
-class SkillContext:
-    """What a skill or connection test may use: decrypted field values, a stable connection key and the HTTP layer."""
-
-    values: Mapping[str, str] = field(repr=False)  # decrypted secrets: never in a repr or traceback
-    connection_key: str
-    endpoints: Endpoints
-    http: OutboundClient
-    redactor: Redactor = field(default_factory=Redactor, repr=False)
-    """Knows the connection's secrets and the credentials sent; the runner cleans vendor text with it."""
-
-    def value(self, name: str, default: str | None = None) -> str | None:
-        """A field value with surrounding whitespace removed; empty counts as missing."""
-        raw = self.values.get(name)
-        text = raw.strip() if isinstance(raw, str) else ""
-        return text or default
-
-    def require(self, name: str, label: str) -> str:
-        """A field value the call cannot go without; missing is a permanent configuration error."""
-        text = self.value(name)
-        if text is None:
-            raise IntegrationError(
-                "missing_connection_field",
-                f"The connection has no {label}.",
-                cause=f"{label} missing",
-                remedy=f"Edit the connection and enter the {label}.",
-            )
-        return text
-
-
-class SkillInput(BaseModel):
-    """Base for skill inputs: unknown keys are rejected so a typo in a playbook fails loudly."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class SkillOutput(BaseModel):
-    """Base for skill outputs (serialised with field names, which are what playbooks reference)."""
-
-
 class VendorRecord(BaseModel):
     """A record parsed from a vendor's camelCase JSON but exposed to playbooks with snake_case names."""
 
@@ -228,11 +167,6 @@ class VendorStrEnum(StrEnum):
                 if member.value.lower() == value.lower():
                     return member
         return None
-
-
-def optional(description: str, default: Any = None) -> Any:
-    """A described field with a default, the common case for vendor record attributes and filters."""
-    return Field(default=default, description=description)
 
 
 class ConnectionTestResult(BaseModel):

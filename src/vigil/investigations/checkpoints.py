@@ -4,9 +4,10 @@ The flow: the engine opens a row (`asking`) with the timeout it resolved, sends 
 organization's chat provider, marks it `waiting` and starts a workflow that waits with `DBOS.recv`. A button
 press or a yes/no reply from the asked person (read and verified by the provider's inbound route) is a
 conditional update `waiting → answered` inside the transaction that records the delivery, then a wake-up message
-to that workflow. The row is the truth; the message only saves waiting time: the waiting workflow also re-reads
-the row between shorter waits, so a lost wake-up delays the playbook a little, never loses the answer. A timeout
-is the same conditional update to `timed_out`, so whichever comes first wins.
+to that workflow (`flows.receive_chat_delivery` commits and sends it; its module docstring tells what a crash
+between the two leaves). The row is the truth; the message only saves waiting time: the waiting workflow also
+re-reads the row between shorter waits, so a lost wake-up delays the playbook a little, never loses the answer.
+A timeout is the same conditional update to `timed_out`, so whichever comes first wins.
 
 The buttons are live as soon as the provider posts the question, before Vigil has recorded whom it asked. An
 answer arriving in that window (row still `asking`) is kept in `chat_early_answers`; `mark_asked` applies the
@@ -33,7 +34,6 @@ from vigil.db.base import epoch_now
 from vigil.durations import human_duration
 from vigil.integrations.catalog import chat_provider
 from vigil.integrations.chat import (
-    AfterCommit,
     AnsweredVia,
     ChatCheckpointOutput,
     Decision,
@@ -41,7 +41,6 @@ from vigil.integrations.chat import (
     SentQuestion,
     decode_message_ref,
     encode_message_ref,
-    handle_answers,
 )
 from vigil.integrations.errors import UnknownIntegrationError
 from vigil.investigations.models import ChatCheckpoint, ChatEarlyAnswer
@@ -72,6 +71,14 @@ class TimeoutSource(StrEnum):
     ORGANIZATION = "organization"  # the organization's override (console: organization page)
     SERVICE = "service"  # the service-wide setting (console: Settings)
     ENVIRONMENT = "environment"  # VIGIL_CHECKPOINT_TIMEOUT_SECONDS
+
+
+@dataclass(frozen=True)
+class Wake:
+    """The wake-up an answer owes its waiting workflow, sent once the answer is committed."""
+
+    workflow_id: str
+    checkpoint_uuid: uuid.UUID
 
 
 @dataclass(frozen=True)
@@ -277,7 +284,7 @@ def record_answer(
     via: AnsweredVia,
     account: str,
     at: int | None = None,
-) -> AfterCommit | None:
+) -> Wake | None:
     """`waiting → answered` once; returns the wake-up to send after commit, or None if it was already resolved."""
     now = epoch_now() if at is None else at
     result = session.execute(
@@ -301,11 +308,10 @@ def record_answer(
     where = chat_name(row.provider_id)
     _timeline(session, row, "checkpoint_answered", f"{row.asked_email} answered in {where} ({via.value}): {said}.")
     logger.info("checkpoint %s answered %s via %s", row.checkpoint_uuid, decision.value, via.value)
-    workflow_id, checkpoint_uuid = row.waiting_workflow_id, row.checkpoint_uuid
-    return lambda: wake(workflow_id, checkpoint_uuid)
+    return Wake(row.waiting_workflow_id, row.checkpoint_uuid)
 
 
-def on_answer(session: Session, answer: InboundAnswer) -> AfterCommit | None:
+def on_answer(session: Session, answer: InboundAnswer) -> Wake | None:
     """A verified answer from any chat provider: a press names its checkpoint, a written reply does not."""
     if not answer.user_id:
         return None
@@ -314,7 +320,7 @@ def on_answer(session: Session, answer: InboundAnswer) -> AfterCommit | None:
     return _on_reply(session, answer)
 
 
-def _on_press(session: Session, answer: InboundAnswer, checkpoint_uuid: uuid.UUID) -> AfterCommit | None:
+def _on_press(session: Session, answer: InboundAnswer, checkpoint_uuid: uuid.UUID) -> Wake | None:
     """Only on this connection's checkpoint, and only by the asked person.
 
     A press while the question is still being recorded (`asking`) is kept for `mark_asked`, which knows who
@@ -349,7 +355,7 @@ def _on_press(session: Session, answer: InboundAnswer, checkpoint_uuid: uuid.UUI
     return record_answer(session, row, answer.decision, via=answer.via, account=label)
 
 
-def _on_reply(session: Session, answer: InboundAnswer) -> AfterCommit | None:
+def _on_reply(session: Session, answer: InboundAnswer) -> Wake | None:
     """A clear yes/no from the asked person answers their most recent open question in that conversation.
 
     A reply no waiting question matches, while a question of this connection is still being recorded, is kept
@@ -498,29 +504,6 @@ class WorkflowWaker:
             if self._client is not None:
                 self._client.destroy()
                 self._client = None
-
-
-_waker: WorkflowWaker | None = None
-
-
-def install_waker(waker: WorkflowWaker | None) -> None:
-    """Route chat answers to their checkpoints and wake the waiting workflows through `waker` (the app, at start)."""
-    global _waker  # noqa: PLW0603 - inbound handlers are module-level; the app installs how they wake workflows
-    _waker = waker
-    handle_answers(on_answer)
-
-
-def uninstall_waker(waker: WorkflowWaker) -> None:
-    """Remove `waker` if it is still the installed one (another app in this process may have replaced it)."""
-    if _waker is waker:
-        install_waker(None)
-
-
-def wake(workflow_id: str, checkpoint_uuid: uuid.UUID) -> None:
-    if _waker is None:
-        logger.warning("no workflow waker installed; checkpoint %s is picked up by its next poll", checkpoint_uuid)
-        return
-    _waker.send(workflow_id, checkpoint_uuid)
 
 
 # --- helpers ------------------------------------------------------------------------------------------------

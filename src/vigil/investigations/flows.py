@@ -1,7 +1,8 @@
-"""Every way an investigation attempt is started: first its state change commits, then its workflow is enqueued.
+"""Every state change that a workflow must hear about: first it commits, then the workflow is enqueued or woken.
 
 The two cannot share one transaction (DBOS has its own database), so each use case here commits first and
-enqueues after, and a crash between the two is what the rest of the engine is built to absorb:
+dispatches after, and a crash between the two is what the rest of the engine is built to absorb. Starting an
+investigation attempt:
 
 * The commit leaves the alert Submitted with the attempt number the workflow will run under. A process that dies
   before the enqueue leaves a Submitted alert without a workflow; the orphan scan (`recovery.recover_stranded`,
@@ -21,10 +22,44 @@ enqueues after, and a crash between the two is what the rest of the engine is bu
 
 Which one enqueues is the caller's `Enqueuer`: the engine (a hand-off) for requests, `workflow.QUEUE_NOW` on
 engine threads and in workflows.
+
+Asking a Chat Checkpoint's question, inside the investigation's workflow (`ask_checkpoint`, the recorded step
+`vigil.ask_checkpoint`, then `wait_for_answer`): the checkpoint row commits `asking`, the question is sent
+through the organization's chat provider, the row commits `waiting` with whom and where it was asked (the
+"asked" record, or `failed` with the cause), and then the rest of the playbook is handed to the workflow that
+waits for the answer (`<attempt>:checkpoint-<n>`).
+
+* A crash before the "asked" record commits (after `asking`, before or after the question went out) replays the
+  step: it finds the row still `asking` and asks again rather than risk never asking (a question sent in the few
+  milliseconds before the crash is then asked twice). After it, the replay finds the row `waiting` (or `failed`)
+  and never asks again: the step's outcome is rebuilt from the row.
+* A crash after the step is recorded and before the waiting workflow is started replays the workflow up to the
+  start: the waiting workflow's id is derived from the attempt and the step, so starting it twice starts one.
+* The person may answer before the "asked" record commits (the question is live as soon as the provider posts
+  it): see below; recording the question applies that answer in the same transaction, the row goes straight to
+  `answered`, and the waiting workflow, started after, finds it so and nobody needs waking.
+
+Answering a Chat Checkpoint (`receive_chat_delivery`, which every provider's inbound route is handed by its HTTP
+edge): the delivery's record (Slack's `chat_events` / `chat_interactions` row, keyed by its event id or press),
+the conditional `waiting → answered` and its timeline line commit in one transaction; then the waiting workflow
+is woken through the `Waker` (DBOS's client, `checkpoints.WorkflowWaker`).
+
+* A crash (or a DBOS outage) after the commit and before the wake-up leaves the row answered with nobody told:
+  the waiting workflow re-reads the row between slices of at most `workflow.CHECKPOINT_SLICE_SECONDS` (15 s) and
+  goes on, so the answer is late by at most a slice, never lost. Without a waker, that poll is the only way.
+  The sender gets its 200 either way: its retry would only be a duplicate.
+* A crash before the commit records nothing: the provider's retry of the same delivery is processed as new. A
+  retry after the commit is recorded once (the delivery's key) and answers nothing; the answer itself is a
+  conditional update from `waiting`, so a second press, a late reply or an answer after the timeout changes
+  nothing, and a wake-up is sent at most once per checkpoint (DBOS idempotency key `cp-<checkpoint>`).
+* An answer that arrives while the question is still being recorded (`asking`) commits as an early answer and
+  wakes nobody: recording the question applies it and the waiting workflow, started after that, finds the row
+  answered.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from typing import Protocol
@@ -36,8 +71,15 @@ from vigil.alerts.constants import InvestigationStatus
 from vigil.alerts.models import Alert
 from vigil.auth.schemas import Principal
 from vigil.db.session import Database
-from vigil.investigations import service
+from vigil.integrations.chat import ChatDelivery, RecordDelivery
+from vigil.investigations import checkpoints, service
+from vigil.investigations.checkpoints import Wake
+from vigil.investigations.schemas import CheckpointAsk, InvestigationPlan
 from vigil.investigations.service import ENGINE_ACTOR, QUEUED_MESSAGE
+from vigil.investigations.steps import OpenedQuestion, QuestionNotSent, StepRunner
+from vigil.playbooks.schemas import CheckpointStep
+
+logger = logging.getLogger("vigil.chat.inbound")
 
 RECOVERY_ACTOR = "vigil:recovery"
 SUBMIT_BATCH = 200
@@ -46,6 +88,11 @@ SUBMIT_BATCH = 200
 class Enqueuer(Protocol):
     def enqueue(self, alert_uuid: uuid.UUID, attempt: int) -> None:
         """Put the attempt's workflow on the investigation queue (idempotent, see the module docstring)."""
+
+
+class Waker(Protocol):
+    def send(self, workflow_id: str, checkpoint_uuid: uuid.UUID) -> None:
+        """Tell the workflow waiting at the checkpoint that it was answered (idempotent per checkpoint)."""
 
 
 def retry_investigation(db: Database, queue: Enqueuer | None, principal: Principal, alert_ref: str) -> Alert:
@@ -134,3 +181,59 @@ def _enqueue_committed(queue: Enqueuer | None, alert_uuid: uuid.UUID, attempt: i
     """Called only once the transaction that made `attempt` Submitted has committed; None: nothing was."""
     if queue is not None and attempt is not None:
         queue.enqueue(alert_uuid, attempt)
+
+
+def ask_checkpoint(
+    db: Database, runner: StepRunner, plan: InvestigationPlan, position: int, step: CheckpointStep
+) -> CheckpointAsk:
+    """The recorded step `vigil.ask_checkpoint`: open the row `asking`, send the question, record it asked (or
+    failed); a replay that finds the question sent or failed sends nothing."""
+    with db.write() as session:
+        opened = runner.open_question(session, plan, position, step)
+    if not isinstance(opened, OpenedQuestion):
+        return opened
+    try:
+        sent = runner.send_question(opened)
+    except QuestionNotSent as failure:
+        with db.write() as session:
+            checkpoints.mark_failed(session, opened.checkpoint_uuid, failure.reason)
+        return opened.not_sent(failure)
+    with db.write() as session:
+        checkpoints.mark_asked(session, opened.checkpoint_uuid, sent, opened.waiting.timeout_seconds)
+        return opened.asked(checkpoints.evidence(checkpoints.get(session, opened.checkpoint_uuid)))
+
+
+def wait_for_answer(ask: Callable[[], CheckpointAsk], start_waiting: Callable[[CheckpointAsk], None]) -> CheckpointAsk:
+    """From the investigation's workflow: `ask` is the recorded step above; when its question waits for an answer,
+    the rest of the playbook moves to the waiting workflow (`start_waiting`, idempotent by its derived id)."""
+    asked = ask()
+    if asked.waiting:
+        start_waiting(asked)
+    return asked
+
+
+def receive_chat_delivery(db: Database, waker: Waker | None, record: RecordDelivery) -> ChatDelivery:
+    """A verified chat delivery: `record` stores it (once) and reads its answers, each answers its checkpoint in the
+    same transaction, and the waiting workflows are woken after the commit (see the module docstring)."""
+    with db.write() as session:
+        delivery = record(session)
+        wakes = [checkpoints.on_answer(session, answer) for answer in delivery.answers]
+    for wake in wakes:
+        _wake_committed(waker, wake)
+    return delivery
+
+
+def _wake_committed(waker: Waker | None, wake: Wake | None) -> None:
+    """Called only once the answer is committed; a failure is logged, the workflow's next poll finds the answer."""
+    if wake is None:
+        return
+    if waker is None:
+        logger.warning("no workflow waker installed; checkpoint %s is picked up by its next poll", wake.checkpoint_uuid)
+        return
+    try:
+        waker.send(wake.workflow_id, wake.checkpoint_uuid)
+    except Exception:
+        logger.exception(
+            "could not wake the workflow of checkpoint %s (its answer is recorded and will be picked up)",
+            wake.checkpoint_uuid,
+        )

@@ -29,6 +29,7 @@ from vigil.integrations.catalog import (
 from vigil.integrations.chat import (
     CHAT_CHECKPOINT_SKILL_ID,
     ChatCheckpointStepInput,
+    ChatProvider,
     ChatQuestion,
     SentQuestion,
     ask,
@@ -148,6 +149,38 @@ def playbook_skill_inputs() -> dict[str, type[BaseModel]]:
     models.update({declared.id: declared.input_model for declared in all_skills()})
     models[CHAT_CHECKPOINT_SKILL_ID] = ChatCheckpointStepInput  # the engine supplies the summary and the id
     return models
+
+
+class QuestionNotSent(Exception):
+    """The checkpoint's question did not (surely) reach the person: `reason` as an analyst reads it, `code` its
+    stable name."""
+
+    def __init__(self, reason: str, code: str) -> None:
+        super().__init__(reason, code)
+        self.reason = reason
+        self.code = code
+
+
+@dataclass(frozen=True)
+class OpenedQuestion:
+    """A checkpoint whose row is `asking`: what sending its question needs, and the step's outcome either way."""
+
+    checkpoint_uuid: uuid.UUID
+    provider: ChatProvider
+    chat: str
+    context: SkillContext
+    email: str
+    question: ChatQuestion
+    waiting: CheckpointAsk
+
+    def asked(self, evidence: dict[str, Any]) -> CheckpointAsk:
+        """The wait, its record showing whom the question went to (and the answer, when it came first)."""
+        return self.waiting.model_copy(update={"record": self.waiting.record.model_copy(update={"output": evidence})})
+
+    def not_sent(self, failure: QuestionNotSent) -> CheckpointAsk:
+        error = f"Could not ask {self.email} in {self.provider.name}: {failure.reason}"
+        update = {"status": EvidenceStatus.ERROR, "error": error, "error_code": failure.code}
+        return CheckpointAsk(record=self.waiting.record.model_copy(update=update))
 
 
 @dataclass(frozen=True)
@@ -285,17 +318,20 @@ class StepRunner:
         record.duration_ms = int((time.perf_counter() - clock) * 1000)
         return record
 
-    # -- chat checkpoints ------------------------------------------------------------------------------
+    # -- chat checkpoints: asking is sequenced by `flows.ask_checkpoint`, which owns the commits ----------------
 
-    def ask_checkpoint(self, plan: InvestigationPlan, position: int, step: CheckpointStep) -> CheckpointAsk:
-        """Send the question (once, even when replayed) and open the wait; or a final record saying why not."""
-        started = epoch_now()
+    def open_question(
+        self, session: Session, plan: InvestigationPlan, position: int, step: CheckpointStep
+    ) -> OpenedQuestion | CheckpointAsk:
+        """The step's checkpoint row, opened `asking` once (a replay gets it back), with what sending its question
+        needs; or the step's outcome when there is nothing to send: why not (a final record), or the wait of a
+        question already sent (never ask twice)."""
         base: dict[str, Any] = {
             "position": position,
             "name": step.name,
             "kind": "checkpoint",
             "skill_id": CHAT_CHECKPOINT_SKILL_ID,
-            "started_at": started,
+            "started_at": epoch_now(),
         }
 
         def final(status: EvidenceStatus, error: str, code: str | None = None) -> CheckpointAsk:
@@ -311,76 +347,77 @@ class StepRunner:
         base["inputs"] = {"user_email": email, "question": question, "timeout_seconds": step.timeout_seconds}
         if not email or not question:
             return final(EvidenceStatus.SKIPPED, "Skipped: the alert names no user email to ask")
-        with self.db.write() as session:
-            organization_uuid = organization_of(session, plan.alert_uuid)
-            # Resolved when asked (step > organization > console > environment) and kept on the row and in
-            # the step's inputs, so a replay or a later settings change never moves this wait's end.
-            timeout = checkpoints.resolve_timeout(
-                session, organization_uuid, step.timeout_seconds, self.db.settings.checkpoint_timeout_seconds
-            )
-            base["inputs"] |= {"timeout_seconds": timeout.seconds, "timeout_source": timeout.source.value}
-            chat = self.resolver.chat_integration(session, organization_uuid)
-            try:
-                context = None if chat is None else self.resolver.skill_context(session, organization_uuid, chat, None)
-            except IntegrationError as error:
-                return final(EvidenceStatus.SKIPPED, error.message)
-            if chat is None or context is None:
-                return final(EvidenceStatus.SKIPPED, "Skipped: the organization has no chat connection")
-            row = checkpoints.open_checkpoint(
-                session,
-                alert_uuid=plan.alert_uuid,
-                attempt=plan.attempt,
-                position=position,
-                organization_uuid=organization_uuid,
-                connection_uuid=uuid.UUID(context.connection_key),
-                connection_name=self.resolver.connection_name(session, uuid.UUID(context.connection_key)),
-                provider_id=chat,
-                email=email,
-                question=question,
-                timeout=timeout,
-            )
-            chat, timeout = row.provider_id, checkpoints.recorded_timeout(row, timeout)
-            base["inputs"] |= {"timeout_seconds": timeout.seconds, "timeout_source": timeout.source.value}
-            base["connection_name"] = row.connection_name
-            checkpoint_uuid, status, workflow_id = row.checkpoint_uuid, row.status, row.waiting_workflow_id
-            sent_before = checkpoints.evidence(row) if status != CheckpointStatus.ASKING else None
+        organization_uuid = organization_of(session, plan.alert_uuid)
+        # Resolved when asked (step > organization > console > environment) and kept on the row and in
+        # the step's inputs, so a replay or a later settings change never moves this wait's end.
+        timeout = checkpoints.resolve_timeout(
+            session, organization_uuid, step.timeout_seconds, self.db.settings.checkpoint_timeout_seconds
+        )
+        base["inputs"] |= {"timeout_seconds": timeout.seconds, "timeout_source": timeout.source.value}
+        chat = self.resolver.chat_integration(session, organization_uuid)
+        try:
+            context = None if chat is None else self.resolver.skill_context(session, organization_uuid, chat, None)
+        except IntegrationError as error:
+            return final(EvidenceStatus.SKIPPED, error.message)
+        if chat is None or context is None:
+            return final(EvidenceStatus.SKIPPED, "Skipped: the organization has no chat connection")
+        row = checkpoints.open_checkpoint(
+            session,
+            alert_uuid=plan.alert_uuid,
+            attempt=plan.attempt,
+            position=position,
+            organization_uuid=organization_uuid,
+            connection_uuid=uuid.UUID(context.connection_key),
+            connection_name=self.resolver.connection_name(session, uuid.UUID(context.connection_key)),
+            provider_id=chat,
+            email=email,
+            question=question,
+            timeout=timeout,
+        )
+        timeout = checkpoints.recorded_timeout(row, timeout)
+        base["inputs"] |= {"timeout_seconds": timeout.seconds, "timeout_source": timeout.source.value}
+        base["connection_name"] = row.connection_name
         waiting = CheckpointAsk(
             record=StepRecord(**base, status=EvidenceStatus.WAITING),
-            checkpoint_uuid=checkpoint_uuid,
-            waiting_workflow_id=workflow_id,
+            checkpoint_uuid=row.checkpoint_uuid,
+            waiting_workflow_id=row.waiting_workflow_id,
             timeout_seconds=timeout.seconds,
         )
-        provider = chat_provider(chat)
-        if status == CheckpointStatus.FAILED:
+        provider = chat_provider(row.provider_id)
+        if row.status == CheckpointStatus.FAILED:
             return final(
                 EvidenceStatus.ERROR, f"The question could not be sent to {provider.name}", "question_not_sent"
             )
-        if sent_before is not None:  # replayed after the question went out: never ask twice
-            waiting.record.output = sent_before
+        if row.status != CheckpointStatus.ASKING:  # replayed after the question went out: never ask twice
+            waiting.record.output = checkpoints.evidence(row)
             return waiting
-        question_to_ask = ChatQuestion(checkpoint_uuid, question, alert_summary(plan))
+        return OpenedQuestion(
+            row.checkpoint_uuid,
+            provider,
+            row.provider_id,
+            context,
+            email,
+            ChatQuestion(row.checkpoint_uuid, question, alert_summary(plan)),
+            waiting,
+        )
+
+    def send_question(self, opened: OpenedQuestion) -> SentQuestion:
+        """One try: a question that may have reached the person is not sent again (the HTTP layer already retried
+        what was safe to retry). Whatever goes wrong is a `QuestionNotSent`, so the row never stays `asking`."""
+        provider, context = opened.provider, opened.context
         try:
-            # One try: a question that may have reached the person is not sent again (the HTTP layer
-            # already retried what was safe to retry).
             sent = self.bridge.run(
-                run_vendor_call(chat, context, lambda: ask(provider, context, email, question_to_ask)),
+                run_vendor_call(opened.chat, context, lambda: ask(provider, context, opened.email, opened.question)),
                 self.policy.timeout_seconds,
             )
-        except Exception as error:  # whatever went wrong, the question is marked failed, never left "asking"
+        except Exception as error:
             if isinstance(error, TimeoutError):
-                reason, code = f"{provider.name} did not answer in time", "skill_timeout"
-            else:
-                failure = (
-                    error if isinstance(error, IntegrationError) else _unreadable(provider.name, "the question", error)
-                )
-                reason, code = _explain(failure), failure.code
-            with self.db.write() as session:
-                checkpoints.mark_failed(session, checkpoint_uuid, reason)
-            return final(EvidenceStatus.ERROR, f"Could not ask {email} in {provider.name}: {reason}", code)
-        with self.db.write() as session:
-            checkpoints.mark_asked(session, checkpoint_uuid, SentQuestion.model_validate(sent), timeout.seconds)
-            waiting.record.output = checkpoints.evidence(checkpoints.get(session, checkpoint_uuid))
-        return waiting
+                raise QuestionNotSent(f"{provider.name} did not answer in time", "skill_timeout") from error
+            failure = (
+                error if isinstance(error, IntegrationError) else _unreadable(provider.name, "the question", error)
+            )
+            raise QuestionNotSent(_explain(failure), failure.code) from error
+        return SentQuestion.model_validate(sent)
 
     def conclude_checkpoint(self, plan: InvestigationPlan, asked: StepRecord, checkpoint_uuid: uuid.UUID) -> StepRecord:
         """The answer (or `timeout`) becomes the step's evidence; the chat message is rewritten to show it."""

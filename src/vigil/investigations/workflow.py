@@ -192,14 +192,12 @@ def _run_from(plan_json: str, start: int, progress: Progress) -> str | None:
                 return _finish(plan_json, verdict, position)
             progress.analysis = Analysis.model_validate_json(_record_analysis(plan_json, verdict, position))
             continue
-        checkpoint = as_checkpoint(step)
-        if checkpoint is not None:
-            ask = CheckpointAsk.model_validate_json(_ask_checkpoint(plan_json, position))
-            if ask.waiting and ask.waiting_workflow_id is not None:
-                with SetWorkflowID(ask.waiting_workflow_id):
-                    DBOS.start_workflow(
-                        await_checkpoint, plan_json, position, progress.model_dump_json(), ask.model_dump_json()
-                    )
+        if as_checkpoint(step) is not None:
+            ask = flows.wait_for_answer(
+                functools.partial(_asked, plan_json, position),
+                functools.partial(_start_waiting, plan_json, position, progress),
+            )
+            if ask.waiting:
                 return None
             progress.records.append(ask.record)
             continue
@@ -210,6 +208,16 @@ def _run_from(plan_json: str, start: int, progress: Progress) -> str | None:
     if progress.analysis is None:
         return _finish(plan_json, _verdict(plan_json, _dump(progress.records)), len(steps))
     return _complete(plan_json, progress.analysis.model_dump_json())
+
+
+def _asked(plan_json: str, position: int) -> CheckpointAsk:
+    return CheckpointAsk.model_validate_json(_ask_checkpoint(plan_json, position))
+
+
+def _start_waiting(plan_json: str, position: int, progress: Progress, asked: CheckpointAsk) -> None:
+    assert asked.waiting_workflow_id is not None
+    with SetWorkflowID(asked.waiting_workflow_id):
+        DBOS.start_workflow(await_checkpoint, plan_json, position, progress.model_dump_json(), asked.model_dump_json())
 
 
 _RECORDS = TypeAdapter(list[StepRecord])
@@ -381,7 +389,7 @@ def _ask_checkpoint(plan_json: str, position: int) -> str:
     plan = InvestigationPlan.model_validate_json(plan_json)
     checkpoint = as_checkpoint(plan.definition.steps[position])
     assert checkpoint is not None
-    ask = rt.steps.ask_checkpoint(plan, position, checkpoint)
+    ask = flows.ask_checkpoint(rt.db, rt.steps, plan, position, checkpoint)
     with rt.db.write() as session:
         service.record_step(session, plan.alert_uuid, plan.attempt, ask.record)
     return ask.model_dump_json()

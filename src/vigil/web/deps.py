@@ -6,6 +6,7 @@ which costs a thread hand-off per dependency per request.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -18,6 +19,8 @@ from vigil.auth.known_keys import KnownKeys
 from vigil.auth.ratelimit import TokenBucketLimiter
 from vigil.auth.schemas import Principal
 from vigil.db.session import Database
+from vigil.integrations.chat import ReceiveDelivery
+from vigil.investigations import flows
 from vigil.investigations.engine import Engine
 from vigil.settings import Settings
 
@@ -84,8 +87,16 @@ async def get_engine(request: Request) -> Engine | None:
     return engine
 
 
+async def get_chat_receiver(request: Request) -> ReceiveDelivery:
+    """What a chat provider's inbound route hands its verified deliveries to: recorded and applied in one
+    transaction, then the waiting playbooks woken through this app's waker (`flows.receive_chat_delivery`)."""
+    state = request.app.state
+    return functools.partial(flows.receive_chat_delivery, state.db, state.waker)
+
+
 DbDep = Annotated[Database, Depends(get_db)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 EngineDep = Annotated["Engine | None", Depends(get_engine)]
 IntakeDep = Annotated[IntakeContext, Depends(get_intake_context)]
+ChatReceiverDep = Annotated[ReceiveDelivery, Depends(get_chat_receiver)]

@@ -1,9 +1,12 @@
-"""Inbound Slack deliveries (E4 events, E5 interactions): verify, record once, hand to registered hooks.
+"""Inbound Slack deliveries (E4 events, E5 interactions): verify, record once, hand to registered hooks, and
+read the Chat Checkpoint answer a new delivery carries.
 
 Every request is checked against the signing secret of the connection its ``?token=`` names, over the raw
 body, before anything is parsed or stored. Recording is an insert that does nothing on a duplicate key, so
-a retried event (same ``event_id``) or a double click reaches the hooks once. Nothing here calls out: Slack
-wants an answer within 3 seconds, so hooks must only record or enqueue (e.g. ``DBOS.send``).
+a retried event (same ``event_id``) or a double click reaches the hooks, and answers its checkpoint, once.
+The transaction is not this module's: the record runs inside the ``ReceiveDelivery`` the E4/E5 routes hand in
+(``investigations.flows.receive_chat_delivery``), which applies the answer and, after the commit, wakes the
+waiting playbook. Nothing here calls out: Slack wants an answer within 3 seconds, so hooks must only record.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from vigil.db.session import Database
 from vigil.db.upsert import dialect_insert
 from vigil.errors import ValidationFailed
 from vigil.integrations import chat_inbound
-from vigil.integrations.chat import AfterCommit, answer_received
-from vigil.integrations.chat_inbound import VerifiedConnection, json_object, run_after_commit
+from vigil.integrations.chat import ChatDelivery, ReceiveDelivery
+from vigil.integrations.chat_inbound import VerifiedConnection, json_object
 from vigil.integrations.secrets import SecretBox
 from vigil.integrations.slack.chat import SLACK_CHAT, SLACK_INTEGRATION_ID
 from vigil.integrations.slack.models import ChatEvent, ChatInteraction
@@ -79,8 +82,8 @@ class EventOutcome:
     duplicate: bool = False
 
 
-EventHandler = Callable[[Session, InboundEvent], AfterCommit | None]
-InteractionHandler = Callable[[Session, InboundInteraction], AfterCommit | None]
+EventHandler = Callable[[Session, InboundEvent], None]
+InteractionHandler = Callable[[Session, InboundInteraction], None]
 
 _event_handlers: dict[str, list[EventHandler]] = {}
 _interaction_handlers: dict[str, list[InteractionHandler]] = {}
@@ -90,8 +93,8 @@ def register_event_handler(event_type: str, handler: EventHandler) -> EventHandl
     """Call ``handler(session, event)`` for each new event of this subscription name (e.g. ``message.im``).
 
     It runs inside the transaction that records the event: if it raises, nothing is recorded and Slack's
-    retry delivers it again. What it returns runs after the commit. Messages written by a bot (``bot_id``)
-    are recorded but not dispatched. Registering the same handler twice is a no-op.
+    retry delivers it again. Messages written by a bot (``bot_id``) are recorded but not dispatched.
+    Registering the same handler twice is a no-op.
     """
     handlers = _event_handlers.setdefault(event_type, [])
     if handler not in handlers:
@@ -150,7 +153,7 @@ def _insert_once(session: Session, table: Any, key: tuple[str, str], values: dic
 
 
 def handle_event(
-    db: Database, box: SecretBox, token: str | None, headers: Mapping[str, str], body: bytes
+    db: Database, box: SecretBox, receive: ReceiveDelivery, token: str | None, headers: Mapping[str, str], body: bytes
 ) -> EventOutcome:
     verified = verify(db, box, token, headers, body)
     payload = json_object(body, "event body")
@@ -173,7 +176,8 @@ def handle_event(
         event=event,
         payload=payload,
     )
-    with db.write() as session:
+
+    def record(session: Session) -> ChatDelivery:
         recorded = _insert_once(
             session,
             ChatEvent,
@@ -186,11 +190,16 @@ def handle_event(
                 "payload": body.decode("utf-8"),
             },
         )
+        if not recorded:
+            return ChatDelivery(new=False)
         # Bot messages (our own), edits and deletions (subtypes) are not a person answering.
-        after_commit: list[AfterCommit | None] = []
-        if recorded and not event.get("bot_id") and not event.get("subtype"):
-            after_commit = [handler(session, inbound) for handler in _event_handlers.get(inbound.event_type, [])]
-    run_after_commit(after_commit)
+        if event.get("bot_id") or event.get("subtype"):
+            return ChatDelivery(new=True)
+        for handler in _event_handlers.get(inbound.event_type, []):
+            handler(session, inbound)
+        return ChatDelivery.carrying(SLACK_CHAT.parse_answer(inbound.connection_uuid, inbound.event_type, event))
+
+    recorded = receive(record).new
     logger.info(
         "chat event %s event_id=%s type=%s connection=%s retry=%s reason=%s",
         "recorded" if recorded else "duplicate",
@@ -232,7 +241,7 @@ def _interaction_payload(body: bytes) -> dict[str, Any]:
 
 
 def handle_interaction(
-    db: Database, box: SecretBox, token: str | None, headers: Mapping[str, str], body: bytes
+    db: Database, box: SecretBox, receive: ReceiveDelivery, token: str | None, headers: Mapping[str, str], body: bytes
 ) -> bool:
     """True when the interaction was new (recorded and dispatched), False for a duplicate or an ignored type."""
     verified = verify(db, box, token, headers, body)
@@ -256,7 +265,8 @@ def handle_interaction(
         message_ts=str(container.get("message_ts", "")),
         payload=payload,
     )
-    with db.write() as session:
+
+    def record(session: Session) -> ChatDelivery:
         recorded = _insert_once(
             session,
             ChatInteraction,
@@ -272,10 +282,13 @@ def handle_interaction(
                 "payload": json.dumps(payload, sort_keys=True),
             },
         )
-        after_commit: list[AfterCommit | None] = []
-        if recorded:
-            after_commit = [handler(session, inbound) for handler in _interaction_handlers.get(kind, [])]
-    run_after_commit(after_commit)
+        if not recorded:
+            return ChatDelivery(new=False)
+        for handler in _interaction_handlers.get(kind, []):
+            handler(session, inbound)
+        return ChatDelivery.carrying(SLACK_CHAT.parse_answer(inbound.connection_uuid, kind, payload))
+
+    recorded = receive(record).new
     logger.info(
         "chat interaction %s type=%s action=%s connection=%s",
         "recorded" if recorded else "duplicate",
@@ -284,19 +297,3 @@ def handle_interaction(
         inbound.connection_uuid,
     )
     return recorded
-
-
-# --- answers to Chat Checkpoints --------------------------------------------------------------------------------
-
-
-def _answer_from_press(session: Session, interaction: InboundInteraction) -> AfterCommit | None:
-    answer = SLACK_CHAT.parse_answer(interaction.connection_uuid, interaction.interaction_type, interaction.payload)
-    return answer_received(session, answer)
-
-
-def _answer_from_reply(session: Session, event: InboundEvent) -> AfterCommit | None:
-    return answer_received(session, SLACK_CHAT.parse_answer(event.connection_uuid, event.event_type, event.event))
-
-
-register_interaction_handler("block_actions", _answer_from_press)
-register_event_handler("message.im", _answer_from_reply)

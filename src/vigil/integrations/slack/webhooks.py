@@ -20,7 +20,7 @@ from vigil.integrations.slack.manifest import (
     to_json,
     to_yaml,
 )
-from vigil.web.deps import DbDep, PrincipalDep
+from vigil.web.deps import ChatReceiverDep, DbDep, PrincipalDep
 from vigil.web.openapi import ERROR_RESPONSES
 
 router = APIRouter(prefix="/serviceapi", tags=["chat"], responses=ERROR_RESPONSES)
@@ -44,9 +44,11 @@ BoxDep = Annotated[SecretBox, Depends(_secret_box)]
     summary="E4: Slack Events API deliveries (url_verification, event_callback); signed by Slack",
     responses=UNVERIFIED,
 )
-async def chat_events(request: Request, db: DbDep, box: BoxDep, token: TokenQuery = None) -> Response:
+async def chat_events(
+    request: Request, db: DbDep, box: BoxDep, receive: ChatReceiverDep, token: TokenQuery = None
+) -> Response:
     body = await request.body()
-    outcome = await run_in_threadpool(inbound.handle_event, db, box, token, request.headers, body)
+    outcome = await run_in_threadpool(inbound.handle_event, db, box, receive, token, request.headers, body)
     if outcome.challenge is not None:
         return JSONResponse({"challenge": outcome.challenge})
     return JSONResponse({"ok": True})
@@ -57,9 +59,11 @@ async def chat_events(request: Request, db: DbDep, box: BoxDep, token: TokenQuer
     summary="E5: Slack interactivity deliveries (form field payload=<json>); signed by Slack",
     responses=UNVERIFIED,
 )
-async def chat_interactions(request: Request, db: DbDep, box: BoxDep, token: TokenQuery = None) -> Response:
+async def chat_interactions(
+    request: Request, db: DbDep, box: BoxDep, receive: ChatReceiverDep, token: TokenQuery = None
+) -> Response:
     body = await request.body()
-    await run_in_threadpool(inbound.handle_interaction, db, box, token, request.headers, body)
+    await run_in_threadpool(inbound.handle_interaction, db, box, receive, token, request.headers, body)
     return Response(status_code=200)
 
 
