@@ -1,6 +1,6 @@
 """The chat capability: what the investigation engine needs from a chat product to put a yes/no question to a
-person and hear the answer, with no vendor named. Slack implements it in ``integrations/slack/``; another
-product (Teams, Google Chat, e-mail) is one more implementation declared on its ``Integration`` (``chat=``).
+person and hear the answer, with no vendor named. Each chat product implements it in its own folder and declares
+it on its ``Integration`` (``chat=``); another product (Teams, Google Chat, e-mail) is one more implementation.
 
 Outbound, the engine calls a provider's async methods with the connection's ``SkillContext``. Inbound, each
 provider owns its HTTP route: it verifies the delivery (``verify``), reads it into an ``InboundAnswer``
@@ -109,7 +109,7 @@ class ChatProvider(Protocol):
 
     @property
     def name(self) -> str:
-        """The product's name as people read it ("Slack"), for timeline and error texts."""
+        """The product's name as people read it (its integration's name), for timeline and error texts."""
         ...
 
     async def find_person(self, ctx: SkillContext, email: str) -> ChatPerson: ...

@@ -3,8 +3,9 @@ be signed by that connection's secret (its provider's ``verify``) before anythin
 
 Nothing here commits: a verified delivery goes to the ``ReceiveDelivery`` the HTTP edge hands in
 (``investigations.flows.receive_chat_delivery``), which records it, applies its answers and wakes the waiting
-playbooks after the commit. Slack's E4/E5 routes use ``verify`` and record deliveries themselves; a product whose
-deliveries are simply signed answers can use ``receive_answer`` as its whole route.
+playbooks after the commit. A product with its own event and interaction routes (E4/E5) uses ``verify`` and
+records deliveries itself; a product whose deliveries are simply signed answers can use ``receive_answer`` as its
+whole route.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ class ConnectionField:
     choices: tuple[str, ...] = ()
     default: str | None = None
     pattern: str | None = None
-    """Regular expression a non-empty value must match (e.g. Slack bot tokens start with ``xoxb-``)."""
+    """Regular expression a non-empty value must match (e.g. a bot token's documented prefix)."""
 
     @property
     def is_destination(self) -> bool:

@@ -40,7 +40,7 @@ waits for the answer (`<attempt>:checkpoint-<n>`).
   `answered`, and the waiting workflow, started after, finds it so and nobody needs waking.
 
 Answering a Chat Checkpoint (`receive_chat_delivery`, which every provider's inbound route is handed by its HTTP
-edge): the delivery's record (Slack's `chat_events` / `chat_interactions` row, keyed by its event id or press),
+edge): the delivery's record (the chat product's own deliveries row, keyed by its event id or press),
 the conditional `waiting → answered` and its timeline line commit in one transaction; then the waiting workflow
 is woken through the `Waker` (DBOS's client, `checkpoints.WorkflowWaker`).
 
