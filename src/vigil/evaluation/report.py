@@ -483,17 +483,12 @@ def model_sections(text: str) -> dict[str, str]:
     return {match.group("model"): match.group(0) for match in _SECTION.finditer(text)}
 
 
-def write_markdown(
-    report: EvalReport,
-    path: Path,
-    command: str,
-    thresholds: Thresholds | None = None,
-    holdout: EvalReport | None = None,
-) -> None:
-    """Write the report's part of ``path``, keeping the other parts (see ``merge_markdown``)."""
+def write_markdown(report: EvalReport, path: Path, command: str, holdout: EvalReport | None = None) -> None:
+    """Write the report's part of ``path``, keeping the other parts (see ``merge_markdown``); the report is judged
+    against the acceptance thresholds (``Thresholds()``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     existing = path.read_text(encoding="utf-8") if path.exists() else None
-    markdown = render_markdown(report, command, thresholds, holdout)
+    markdown = render_markdown(report, command, holdout=holdout)
     path.write_text(merge_markdown(existing, report.model, markdown), encoding="utf-8")
 
 

@@ -180,19 +180,23 @@ class InjectionResult(BaseModel):
 
 
 class ScenarioResult(BaseModel):
+    """One scenario's run scored against its labels."""
+
     id: str
     title: str
     category: Category
-    fast: bool
+    fast: bool = Field(description="Part of the fast subset (`vigil eval --fast`).")
     expected_disposition: str
-    expected_severity: list[str]
-    expected_entities: list[str]
+    expected_severity: list[str] = Field(description="The severities that pass (any one of them).")
+    expected_entities: list[str] = Field(description="What the summary must name.")
     run: RunOutcome
-    disposition_ok: bool
-    severity_ok: bool
-    missing_entities: list[str]
-    injection: InjectionResult | None = None
-    failures: list[str]
+    disposition_ok: bool = Field(description="The run's disposition is the expected one.")
+    severity_ok: bool = Field(description="The run's severity is one of the expected ones.")
+    missing_entities: list[str] = Field(description="The expected entities the summary does not name.")
+    injection: InjectionResult | None = Field(
+        default=None, description="The check against a control run, for a scenario that carries an injection."
+    )
+    failures: list[str] = Field(description="Why the scenario failed, one line each (none: it passed).")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -208,13 +212,13 @@ class ScenarioResult(BaseModel):
 class Aggregate(BaseModel):
     """One row of the accuracy table."""
 
-    label: str
+    label: str = Field(description="The category, or `total` for every scenario.")
     scenarios: int
-    disposition_pct: float
-    severity_pct: float
-    entities_pct: float
+    disposition_pct: float = Field(description="Percent of the scenarios whose disposition is the expected one.")
+    severity_pct: float = Field(description="Percent of the scenarios whose severity is one of the expected ones.")
+    entities_pct: float = Field(description="Percent of the scenarios whose summary names every expected entity.")
     mean_seconds: float
-    passed: int
+    passed: int = Field(description="Scenarios with no failure.")
     mean_tokens: float = Field(default=0.0, description="Input + output tokens per investigation.")
 
     @classmethod
@@ -318,6 +322,7 @@ class EvalReport(BaseModel):
     scenario_timeout_seconds: float
     results: list[ScenarioResult]
 
+    # --- the scores ----------------------------------------------------------------------------------------
     @computed_field  # type: ignore[prop-decorator]
     @property
     def categories(self) -> list[Aggregate]:
@@ -333,11 +338,24 @@ class EvalReport(BaseModel):
     def total(self) -> Aggregate:
         return Aggregate.of("total", self.results)
 
+    # --- who wrote the verdicts ----------------------------------------------------------------------------
     @property
     def uses_builtin(self) -> bool:
         """The built-in analyst was evaluated (no model: no tokens, no fallbacks)."""
         return is_builtin(self.model)
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def model_verdicts(self) -> int:
+        """Completed investigations whose verdict the evaluated model wrote itself."""
+        return sum(1 for run in self.runs if run.status == "completed" and run.ai_model == self.model)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fallbacks(self) -> Fallbacks:
+        return Fallbacks.of(self.runs)
+
+    # --- what the investigations spent ---------------------------------------------------------------------
     @property
     def runs(self) -> list[RunOutcome]:
         """One investigation per scenario, in order (the injection control runs are not among them)."""
@@ -355,17 +373,7 @@ class EvalReport(BaseModel):
         runs = [*self.runs, *(r.injection.control for r in self.results if r.injection is not None)]
         return AiUsage.total([usage for run in runs for usage in (run.usage, run.history_usage)])
 
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def fallbacks(self) -> Fallbacks:
-        return Fallbacks.of(self.runs)
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def model_verdicts(self) -> int:
-        """Completed investigations whose verdict the evaluated model wrote itself."""
-        return sum(1 for run in self.runs if run.status == "completed" and run.ai_model == self.model)
-
+    # --- prompt injection ----------------------------------------------------------------------------------
     @property
     def injection_results(self) -> list[ScenarioResult]:
         return [r for r in self.results if r.injection is not None]
@@ -578,12 +586,12 @@ class _Session:
             title=scenario.title,
             category=scenario.category,
             fast=scenario.fast,
-            expected_disposition=expected.disposition,
-            expected_severity=list(expected.severity),
-            expected_entities=list(expected.entities),
             run=run,
+            expected_disposition=expected.disposition,
             disposition_ok=disposition_ok,
+            expected_severity=list(expected.severity),
             severity_ok=severity_ok,
+            expected_entities=list(expected.entities),
             missing_entities=missing,
             injection=injection,
             failures=failures,

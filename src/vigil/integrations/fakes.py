@@ -174,6 +174,14 @@ class FakeVendor(ABC):
             yield self
 
 
+class StatefulFakeVendor(FakeVendor):
+    """A vendor fake whose records and controls are all set by ``reset()``, so a new one starts as a reset one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reset()
+
+
 async def form_of(request: Request) -> dict[str, str]:
     """An urlencoded body as a dict (python-multipart is not a dependency; the token and chat APIs faked here
     take urlencoded forms only)."""

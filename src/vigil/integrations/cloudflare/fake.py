@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from vigil.integrations.fakes import FakeVendor, ScenarioData, ScenarioFake
+from vigil.integrations.fakes import ScenarioData, ScenarioFake, StatefulFakeVendor
 
 ACCOUNT_ID = "01a7362d577a6c3019a474fd6f485823"
 ZONE_ID = "023e105f4ecef8ad9ca31a8372d0c353"
@@ -238,16 +238,12 @@ def _page(request: Request, items: list[dict[str, Any]], default_per_page: int) 
     return _envelope(window, result_info=info)
 
 
-class CloudflareFake(FakeVendor):
+class CloudflareFake(StatefulFakeVendor):
     """Control: ``token_status``, ``token_permissions`` (missing one -> 10000), ``rulesets`` (entry points).
 
     Data: ``audit_logs`` and ``insights`` (module defaults after ``reset()``); ``load`` replaces them for one
     scenario.
     """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.reset()
 
     def reset(self) -> None:
         super().reset()

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from vigil.integrations.fakes import FakeVendor, ScenarioData, ScenarioFake, form_of
+from vigil.integrations.fakes import ScenarioData, ScenarioFake, StatefulFakeVendor, form_of
 
 TENANT_ID = "8f3f7c2e-5a2b-4f5e-9c1d-0a1b2c3d4e5f"
 CLIENT_ID = "4a7e2d61-93c2-4b8e-a1f0-5d6c7b8a9e01"
@@ -264,7 +264,7 @@ def _aad_error(status: int, error: str, code: int, description: str) -> JSONResp
     )
 
 
-class MdeFake(FakeVendor):
+class MdeFake(StatefulFakeVendor):
     """Token endpoint + /api. Control: ``expires_in``, ``roles`` (application permissions), ``page_size``.
 
     Data: ``machines``, ``alerts`` (module defaults after ``reset()``) and ``hunting``: ``None`` answers every
@@ -272,10 +272,6 @@ class MdeFake(FakeVendor):
     entry whose substring occurs in the KQL (case-insensitive), and with no rows when none matches. ``load``
     replaces them for one scenario.
     """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.reset()
 
     def reset(self) -> None:
         super().reset()
@@ -455,14 +451,22 @@ class MdeFake(FakeVendor):
             **extra,
         }
 
-    async def live_response(self, request: Request) -> Response:
-        denied = self._unauthorized(request, "Machine.LiveResponse")
+    async def _machine_action_request(self, request: Request, role: str) -> Response | tuple[dict[str, Any], Any]:
+        """The machine an action names and the request's JSON body, or the error the API answers first (a
+        missing role, then an unknown machine)."""
+        denied = self._unauthorized(request, role)
         if denied:
             return denied
         machine = self._machine(request.path_params["machine_id"])
         if machine is None:
             return _error(404, "ResourceNotFound", f"Machine {request.path_params['machine_id']} was not found")
-        body = await request.json()
+        return machine, await request.json()
+
+    async def live_response(self, request: Request) -> Response:
+        checked = await self._machine_action_request(request, "Machine.LiveResponse")
+        if isinstance(checked, Response):
+            return checked
+        machine, body = checked
         if not isinstance(body, dict) or "Commands" not in body or "Comment" not in body:
             return _error(400, "InvalidRequestBody", "Request body is missing Commands or Comment")
         if machine["id"] in self.active_live_response:
@@ -482,13 +486,10 @@ class MdeFake(FakeVendor):
         return JSONResponse(self._action(machine, "LiveResponse", body["Comment"], commands=commands), 201)
 
     async def isolate(self, request: Request) -> Response:
-        denied = self._unauthorized(request, "Machine.Isolate")
-        if denied:
-            return denied
-        machine = self._machine(request.path_params["machine_id"])
-        if machine is None:
-            return _error(404, "ResourceNotFound", f"Machine {request.path_params['machine_id']} was not found")
-        body = await request.json()
+        checked = await self._machine_action_request(request, "Machine.Isolate")
+        if isinstance(checked, Response):
+            return checked
+        machine, body = checked
         if not isinstance(body, dict) or not body.get("Comment"):
             return _error(400, "MissingRequiredParameter", "Comment is missing")
         if body.get("IsolationType", "Full") not in ("Full", "Selective", "UnManagedDevice"):

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from vigil.integrations.fakes import FakeVendor, ScenarioData, ScenarioFake
+from vigil.integrations.fakes import ScenarioData, ScenarioFake, StatefulFakeVendor
 
 READ_KEY = "psk_read_6f1c0d9a8b7e4f3a2b1c0d9e8f7a6b5c"
 FULL_KEY = "psk_full_0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d"
@@ -185,16 +185,12 @@ def _account_filters(items: list[dict[str, Any]], q: QueryParams) -> list[dict[s
     return items
 
 
-class PushFake(FakeVendor):
+class PushFake(StatefulFakeVendor):
     """Enforces 10 req/s + 10 burst per key (429 beyond, as the API does); pages with ``paging.nextToken``."""
 
     accounts: list[dict[str, Any]]
     findings: list[dict[str, Any]]
     detections: list[dict[str, Any]]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.reset()
 
     def reset(self) -> None:
         super().reset()

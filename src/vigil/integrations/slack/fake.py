@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from vigil.integrations.chat import decode_message_ref
-from vigil.integrations.fakes import ChatScenarioFake, FakeVendor, ScenarioData, ScenarioFakeError, form_of
+from vigil.integrations.fakes import ChatScenarioFake, ScenarioData, ScenarioFakeError, StatefulFakeVendor, form_of
 from vigil.integrations.slack.fake_sender import SIGNING_SECRET, SlackSender, button_press
 
 BOT_TOKEN = "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy"
@@ -51,15 +51,11 @@ PostedHook = Callable[[str, str, dict[str, Any]], None]
 """``(channel, ts, message)`` of a message chat.postMessage has just stored."""
 
 
-class SlackFake(FakeVendor):
+class SlackFake(StatefulFakeVendor):
     """Control: ``webhook_archived`` (410), ``fail_next(...)`` for 429/ratelimited and other errors, and
     ``before_post_answer``: called with each posted message after Slack has stored (shown) it and before the
     poster gets chat.postMessage's answer, as when a person presses a button (and Slack delivers E5) before
     that answer arrives. What the hook raises is kept in ``hook_errors`` (the post still succeeds)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.reset()
 
     def reset(self) -> None:
         super().reset()

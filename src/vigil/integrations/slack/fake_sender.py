@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import json
 import time
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import quote
 
 from fastapi.testclient import TestClient
@@ -121,6 +121,19 @@ def dm_reply(text: str, *, channel: str, user_id: str, ts: str, event_id: str) -
     return payload
 
 
+class Signing(TypedDict, total=False):
+    """How a delivery is signed and marked; each key left out (or None) means what Slack itself would send."""
+
+    #: ``X-Slack-Request-Timestamp`` (default: now).
+    timestamp: int | None
+    #: Signs with this secret instead of the sender's (a forged delivery).
+    secret: str | None
+    #: A redelivery: ``X-Slack-Retry-Num`` (default: the first delivery, no retry headers).
+    retry_num: int | None
+    #: The redelivery's ``X-Slack-Retry-Reason`` (default: ``http_timeout``).
+    retry_reason: str
+
+
 class SlackSender:
     """Posts signed deliveries to a Vigil app through its TestClient."""
 
@@ -128,26 +141,19 @@ class SlackSender:
         self.client = client
         self.signing_secret = signing_secret
 
-    def headers(
-        self,
-        body: bytes,
-        content_type: str,
-        *,
-        timestamp: int | None = None,
-        secret: str | None = None,
-        retry_num: int | None = None,
-        retry_reason: str = "http_timeout",
-    ) -> dict[str, str]:
+    def headers(self, body: bytes, content_type: str, **signing: Unpack[Signing]) -> dict[str, str]:
+        timestamp = signing.get("timestamp")
         stamp = str(int(time.time()) if timestamp is None else timestamp)
         headers = {
             "Content-Type": content_type,
             "User-Agent": USER_AGENT,
             "X-Slack-Request-Timestamp": stamp,
-            "X-Slack-Signature": sign(secret or self.signing_secret, stamp, body),
+            "X-Slack-Signature": sign(signing.get("secret") or self.signing_secret, stamp, body),
         }
+        retry_num = signing.get("retry_num")
         if retry_num is not None:
             headers["X-Slack-Retry-Num"] = str(retry_num)
-            headers["X-Slack-Retry-Reason"] = retry_reason
+            headers["X-Slack-Retry-Reason"] = signing.get("retry_reason", "http_timeout")
         return headers
 
     def post(
@@ -158,14 +164,14 @@ class SlackSender:
         return self.client.post(path, params=params, content=body, headers=sent)
 
     def event(
-        self, token: str | None, payload: dict[str, Any], *, drop: tuple[str, ...] = (), **sign_args: Any
+        self, token: str | None, payload: dict[str, Any], *, drop: tuple[str, ...] = (), **signing: Unpack[Signing]
     ) -> Response:
         body = json.dumps(payload).encode()
-        return self.post(EVENTS_PATH, token, body, self.headers(body, "application/json", **sign_args), drop)
+        return self.post(EVENTS_PATH, token, body, self.headers(body, "application/json", **signing), drop)
 
     def interaction(
-        self, token: str | None, payload: dict[str, Any], *, drop: tuple[str, ...] = (), **sign_args: Any
+        self, token: str | None, payload: dict[str, Any], *, drop: tuple[str, ...] = (), **signing: Unpack[Signing]
     ) -> Response:
         body = ("payload=" + quote(json.dumps(payload))).encode()
-        headers = self.headers(body, "application/x-www-form-urlencoded", **sign_args)
+        headers = self.headers(body, "application/x-www-form-urlencoded", **signing)
         return self.post(INTERACTIONS_PATH, token, body, headers, drop)
