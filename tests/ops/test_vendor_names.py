@@ -61,7 +61,7 @@ def _outside_vendor_folders() -> list[Path]:
             continue
         if relative[:3] == ("db", "migrations", "versions"):
             continue
-        if path.suffix in (".py", ".html", ".js"):
+        if path.suffix in (".py", ".html", ".js", ".css"):
             files.append(path)
     return files
 

@@ -180,7 +180,7 @@ class ChatCheckpointOutput(SkillOutput):
     answered_at: int | None = optional("When the answer arrived (Unix seconds, UTC).")
     answered_via: str | None = optional("button or dm (a yes/no reply in the conversation of the question).")
     asked_user_email: str = Field(description="Who was asked.")
-    chat: str = Field(default="", description="The chat integration that asked (its id, e.g. slack).")
+    chat: str = Field(default="", description="The chat integration that asked (its integration id).")
     recipient_id: str = Field(description="The asked person's ID in the chat product (found by email).")
     recipient_name: str | None = optional("The asked person's name in the chat product.")
     conversation_id: str = Field(description="Where the question was posted (e.g. the direct-message channel).")
