@@ -78,9 +78,14 @@ def nested(record: Mapping[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def is_count(text: str) -> bool:
-    """ASCII digits only: ``"²".isdigit()`` is true, but ``int("²")`` raises."""
-    return text.isascii() and text.isdigit()
+#: More digits than any real count or byte figure has (2**63 has 19): a longer run of digits is not a count.
+COUNT_DIGITS = 19
+
+
+def as_count(text: str) -> int | None:
+    """A count written in ASCII digits, or None. ``"²".isdigit()`` is true but ``int("²")`` raises, and Python
+    refuses to convert more than 4,300 digits: hostile content must never fail an investigation."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= COUNT_DIGITS else None
 
 
 def field(record: Mapping[str, Any], name: str) -> Any:

@@ -489,7 +489,7 @@ def _push_flood(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     if len(denials) >= PUSH_FLOOD:
         return [_cite("S5", 3.0, f"MFA push fatigue: {len(denials)} pushes denied", denials[0])]
     for field in fields:
-        if PUSH_COUNT_KEY.search(field.key) and read.is_count(field.value) and int(field.value) >= PUSH_FLOOD:
+        if PUSH_COUNT_KEY.search(field.key) and (read.as_count(field.value) or 0) >= PUSH_FLOOD:
             return [_cite("S5", 3.0, f"MFA push fatigue: {field.path} = {field.value}", field)]
     return []
 
@@ -564,7 +564,8 @@ BULK_RATIO = 5
 def _bulk_data(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Many files, repositories or objects moved at once (to USB, a clone, a download), against the baseline."""
     for field in fields:
-        if not read.is_count(field.value) or int(field.value) < BULK_COUNT:
+        number = read.as_count(field.value)
+        if number is None or number < BULK_COUNT:
             continue
         if BASELINE_KEY.search(field.key) or NOT_BULK_KEY.search(field.key):
             continue
@@ -582,7 +583,6 @@ def _bulk_data(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
             for f in fields
             if BASELINE_KEY.search(f.key) and stem in f.key and _number(f.value) is not None
         ]
-        number = int(field.value)
         if baselines and max(baselines) > 0 and number >= BULK_RATIO * max(baselines):
             finding = f"{field.value} is {number / max(baselines):.0f} times the user's baseline of {max(baselines):g}"
             signals.append(_cite("I1", 1.0, finding, field))
@@ -637,10 +637,8 @@ LARGE_TRANSFER_BYTES = 1024**3
 def _large_transfer(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Gigabytes moved in one alert, and how that compares with the principal's own baseline."""
     for field in fields:
-        if "bytes" not in field.key or BASELINE_KEY.search(field.key) or not read.is_count(field.value):
-            continue
-        moved = int(field.value)
-        if moved < LARGE_TRANSFER_BYTES:
+        moved = read.as_count(field.value)
+        if "bytes" not in field.key or BASELINE_KEY.search(field.key) or moved is None or moved < LARGE_TRANSFER_BYTES:
             continue
         signals = [_cite("I1", 2.0, f"Large transfer: {moved / 1024**3:.1f} GB ({field.path})", field)]
         baselines = [

@@ -145,9 +145,10 @@ def _volume(columns: EventRows, item: StepOutput, rows: list[dict[str, object]],
     for index, row in enumerate(rows):
         for field in columns.sent_bytes:
             text = read.raw(row, field)
-            if read.is_count(text) and int(text) >= EXFIL_BYTES:
+            sent = read.as_count(text)
+            if sent is not None and sent >= EXFIL_BYTES:
                 remote = read.raw(row, columns.remote_ip) or read.raw(row, columns.remote_url)
-                finding = f"{int(text) // (1024 * 1024)} MB sent out" + (f" to {remote}" if remote else "")
+                finding = f"{sent // (1024 * 1024)} MB sent out" + (f" to {remote}" if remote else "")
                 return [
                     _cite(
                         item, "H8", 3.0, finding, f"{key}[{index}].{field}", text, entities=(remote,) if remote else ()
