@@ -525,16 +525,24 @@ def secrets_rotate() -> None:
 # --- evaluation ---------------------------------------------------------------------------------------------
 
 
-def _eval_sets(set_dir: Path | None) -> tuple[Path, Path]:
-    """The folder of scenario files and its held-out folder (``holdout/``, used when present): the set shipped
-    with the package, or ``--set``, a directory of the user's own scenarios. Exits 2 when it is not a directory."""
+def _eval_sets(set_dir: Path | None, holdout_dir: Path | None) -> tuple[Path, Path | None]:
+    """The folder of scenario files (the set shipped with the package, or ``--set``, a directory of the user's own
+    scenarios) and the held-out folder (``--holdout``, else the set's ``holdout/`` when present). Exits 2 when a
+    given folder is not a directory."""
     from vigil.evaluation.scenario import HOLDOUT, SCENARIOS_DIR
 
-    folder = SCENARIOS_DIR if set_dir is None else set_dir.expanduser().resolve()
+    folder = SCENARIOS_DIR if set_dir is None else _eval_dir("--set", set_dir)
+    if holdout_dir is not None:
+        return folder, _eval_dir("--holdout", holdout_dir)
+    return folder, (folder / HOLDOUT) if (folder / HOLDOUT).is_dir() else None
+
+
+def _eval_dir(option: str, given: Path) -> Path:
+    folder = given.expanduser().resolve()
     if not folder.is_dir():
-        console.print(f"[red]error[/red]: --set {set_dir}: no such directory (it holds the scenario JSON files).")
+        console.print(f"[red]error[/red]: {option} {given}: no such directory (it holds the scenario JSON files).")
         raise typer.Exit(2)
-    return folder, folder / HOLDOUT
+    return folder
 
 
 def _redacted(url: str) -> str:
@@ -577,11 +585,14 @@ def _eval_command_line(
     output: str,
     wanted: list[str],
     timeout: float | None = None,
+    holdout_dir: Path | None = None,
 ) -> str:
     """The command as the report shows it (the database password redacted)."""
     command = ["vigil", "eval"]
     if set_dir is not None:
         command += ["--set", str(set_dir)]
+    if holdout_dir is not None:
+        command += ["--holdout", str(holdout_dir)]
     if fast:
         command.append("--fast")
     if database_url:
@@ -657,8 +668,13 @@ def eval_command(
         list[str] | None, typer.Option("--scenario", help="Run only this scenario id (repeatable).")
     ] = None,
     holdout: Annotated[
-        bool, typer.Option(help="Also run <set>/holdout/ and report it apart (full runs only; never gates).")
-    ] = True,
+        Path | None,
+        typer.Option(
+            "--holdout",
+            help="Held-out scenarios to run after the set and report apart (full runs only; never gates). Default: "
+            "<set>/holdout/ when it exists. The project's frozen held-out set is tests/eval/holdout/ of a checkout.",
+        ),
+    ] = None,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -687,10 +703,9 @@ def eval_command(
     chosen_model = model or settings.ai_model
     _require_usable_model(settings, chosen_model)  # with the key and base URL the runner's engine will see
     configure_logging(settings.log_format, "WARNING")
-    folder, holdout_dir = _eval_sets(set_dir)
+    folder, holdout_dir = _eval_sets(set_dir, holdout)
     scenarios = _select_scenarios(folder, fast, scenario or [])
-    run_holdout = holdout and not fast and not scenario and holdout_dir.is_dir()
-    held = _load_set(holdout_dir) if run_holdout else []
+    held = _load_set(holdout_dir) if holdout_dir is not None and not fast and not scenario else []
     console.print(f"Running {len(scenarios)} scenario(s) with investigator [bold]{chosen_model}[/bold]…")
     if not is_builtin(chosen_model):
         base_url = settings.ai_base_url
@@ -718,7 +733,7 @@ def eval_command(
             progress=_print_eval_progress,
         )
         _print_eval_tables(held_out)
-    command = _eval_command_line(set_dir, fast, database_url, model, output, scenario or [], timeout)
+    command = _eval_command_line(set_dir, fast, database_url, model, output, scenario or [], timeout, holdout)
     if output == "-":
         typer.echo(report.render_markdown(evaluated, command, holdout=held_out))
     else:

@@ -107,3 +107,15 @@ def test_an_invalid_holdout_file_stops_the_run_before_it_starts(tmp_path: Path) 
 
     assert result.exit_code == 2
     assert "not-numbered.json" in _output(result)
+
+
+def test_a_held_out_folder_given_by_path_is_read_before_the_run_starts(tmp_path: Path) -> None:
+    held = tmp_path / "held"
+    held.mkdir()
+    (held / "not-numbered.json").write_text("{}", encoding="utf-8")
+
+    invalid = runner.invoke(app, ["eval", "--holdout", str(held), "--output", "-"])
+    missing = runner.invoke(app, ["eval", "--holdout", str(tmp_path / "nowhere"), "--output", "-"])
+
+    assert invalid.exit_code == 2 and "not-numbered.json" in _output(invalid)
+    assert missing.exit_code == 2 and "--holdout" in _output(missing) and "no such directory" in _output(missing)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ from vigil.evaluation.scenario import CATEGORIES, SCENARIOS_DIR, Disposition, Sc
 
 TARGET_SHARES: dict[Disposition, float] = {"true_positive": 45.0, "benign_true_positive": 30.0, "false_positive": 25.0}
 TOLERANCE_POINTS = 8.0
+#: The project's held-out set: frozen where it was written, never shipped, never edited.
+HOLDOUT_DIR = Path(__file__).parent / "holdout"
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +126,11 @@ def test_at_least_ten_fast_scenarios(scenarios: list[Scenario]) -> None:
     assert load_scenarios(fast_only=True) == fast
     assert any(s.checkpoint is not None and s.checkpoint.answer is not None for s in fast)
     assert any(s.injection_text is not None for s in fast)
+
+
+def test_the_frozen_held_out_set_loads_and_shares_no_scenario_with_the_labelled_set(
+    scenarios: list[Scenario],
+) -> None:
+    held = load_scenarios(HOLDOUT_DIR)
+    assert len(held) == len(list(HOLDOUT_DIR.glob("*.json"))) >= 12
+    assert not {s.id for s in held} & {s.id for s in scenarios}

@@ -35,8 +35,8 @@ INTRO = (
     "The case is read through `GET /serviceapi/cases/{case_id}` and scored: `ai_disposition` equals the expected "
     "disposition, the severity is in the expected band, and the summary names every expected entity "
     "(case-insensitive). The set ships with the package, so an installed Vigil runs it without a checkout; "
-    "`vigil eval --set DIR` runs a directory of your own scenario files in the same format instead (and "
-    "`DIR/holdout/` apart)."
+    "`vigil eval --set DIR` runs a directory of your own scenario files in the same format instead, and "
+    "`--holdout DIR` held-out ones apart (the project's frozen held-out set: `tests/eval/holdout/`)."
 )
 INJECTION_INTRO = (
     "Each injection scenario is run a second time in another organization with the attacker's text replaced "
@@ -80,7 +80,7 @@ NO_BUILTIN_RUN = (
     "done so yet."
 )
 MODEL_HOLDOUT_INTRO = (
-    "The held-out set (`src/vigil/evaluation/scenarios/holdout/`), reported apart as for the built-in analyst; it "
+    "The held-out set (`tests/eval/holdout/`), reported apart as for the built-in analyst; it "
     "does not decide acceptance."
 )
 #: Longest fallback reason shown in a table cell (the full text is on the case).
@@ -158,7 +158,7 @@ def _got(result: ScenarioResult) -> tuple[str, str]:
 
 
 HOLDOUT_INTRO = (
-    "These scenarios (`src/vigil/evaluation/scenarios/holdout/`) were written by someone who never saw the "
+    "These scenarios (`tests/eval/holdout/`, frozen) were written by someone who never saw the "
     "analyst's rules, after the rules had been tuned on the labelled set above, and they are never used for "
     "tuning. They measure how well the analyst generalises to alerts it was not shaped on; they do not decide "
     "acceptance. The labelled set's expectations were also written before tuning, but the rules were then "

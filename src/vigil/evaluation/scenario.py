@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 from vigil.integrations.catalog import vendor_modules
 from vigil.integrations.fakes import ScenarioFake
 
-#: The labelled set shipped with the package; its ``holdout/`` folder holds the held-out scenarios.
+#: The labelled set shipped with the package (the project's frozen held-out set stays in ``tests/eval/holdout/``).
 SCENARIOS_DIR = Path(__file__).resolve().parent / "scenarios"
 HOLDOUT = "holdout"
 
