@@ -101,6 +101,36 @@ class Checkpoint(_Strict):
     """How the person asked in chat answers; ``None`` means nobody answers (the checkpoint times out)."""
 
     answer: Answer | None = None
+    person: str | None = None
+    """The e-mail of the person the question must go to (the one the alert is about); asking anyone else fails."""
+
+
+FactKind = Literal[
+    "authorised_scanner",
+    "vpn_egress",
+    "office_network",
+    "ci_network",
+    "approved_tool",
+    "change_window",
+    "vip_account",
+    "service_account",
+]
+
+
+class ScenarioFact(_Strict):
+    """An organization fact recorded (through the API) before the scenario's alert arrives."""
+
+    kind: FactKind
+    value: str = Field(min_length=1)
+    """An IP or CIDR (network kinds), a tool or executable name, a change reference, or an account."""
+    scope: str | None = None
+    reason: str = Field(min_length=1)
+    owner: str = Field(min_length=3)
+    expires_in_days: int = Field(default=90, ge=-365, le=730)
+    """Relative to the run, so a scenario never goes stale; negative: a fact that has already expired."""
+    window_start: str | None = None
+    """Change windows: ISO 8601 start and end, compared with the alert's own event times."""
+    window_end: str | None = None
 
 
 class Expected(_Strict):
@@ -119,6 +149,7 @@ class Scenario(_Strict):
     history: list[ScenarioAlert] = Field(default_factory=list)
     integrations: ScenarioIntegrations = Field(default_factory=ScenarioIntegrations)
     checkpoint: Checkpoint | None = None
+    organization_facts: list[ScenarioFact] = Field(default_factory=list)
     injection_text: str | None = None
     expected: Expected
 
