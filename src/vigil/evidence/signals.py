@@ -64,6 +64,8 @@ class Signal:
     entities: tuple[str, ...] = ()
     #: Scales severity instead of the verdict (a high-value machine, an admin account).
     asset_value: bool = False
+    #: The vendor's own rating of the alert ("high"), a floor only explaining evidence may lower.
+    vendor_severity: str | None = None
 
     @classmethod
     def from_step(

@@ -7,11 +7,13 @@ and malicious evidence from two or more independent sources earns a corroboratio
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 
 from vigil.ai.builtin import vendor_knowledge
-from vigil.ai.builtin.document import parsed
+from vigil.ai.builtin.document import fields_of, parsed
+from vigil.ai.builtin.injection import find_injection, injection_signal
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import checkpoint
 from vigil.ai.schemas import Evidence, EvidenceKind, EvidenceStatus
@@ -19,15 +21,17 @@ from vigil.core.entities import Entities
 from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
 
 #: Behaviours a "yes, that was me" cannot explain: credential theft, ransomware, offensive tools, disabled
-#: defences, other alerts on and spread to other machines, injected instructions; vendor folders add theirs.
-CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3", "U1"})
-#: Explanations an attacker can imitate (process names): they never outweigh a strong behaviour.
-WEAK_EXPLANATIONS = frozenset({"A6", "H2"})
+#: defences, other alerts on and spread to other machines; vendor folders add theirs. (Injected text is never
+#: decisive, so it does not undo a confirmation either: the same alert without it must end the same way.)
+CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3"})
+#: Explanations an attacker can imitate (process names) or that are one word an admin typed (a tag, a label):
+#: they never outweigh a strong behaviour, so no single tag clears an alert other evidence condemns.
+WEAK_EXPLANATIONS = frozenset({"A6", "A7", "D4", "H2", "I4"})
 STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once; vendor
 #: folders add theirs.
-FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5"})
+FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5", "U1"})
 CORROBORATION_BONUS = 1.0
 
 
@@ -39,6 +43,7 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
     for item in evidence:
         if item.kind is EvidenceKind.SKILL and item.status is EvidenceStatus.OK:
             signals.extend(vendor_knowledge.read_step(item, alert, entities))
+            signals.extend(_injection_in(item))
     answers = [
         signal
         for item in evidence
@@ -49,6 +54,15 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
     return signals
+
+
+def _injection_in(item: Evidence) -> list[Signal]:
+    """Vendor data is attacker-writable too (a DNS comment, a commit message in an audit log): flagged like the
+    alert's own text, once per step."""
+    if not item.output:
+        return []
+    found = find_injection(fields_of(json.dumps(item.output, default=str)))
+    return [injection_signal(found, item.step())] if found else []
 
 
 def _withdraw_contradicted_explanations(signals: list[Signal]) -> list[Signal]:
