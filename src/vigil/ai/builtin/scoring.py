@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from vigil.ai.builtin import vendor_knowledge
+from vigil.ai.builtin.decision import SUSPICIOUS_AT
 from vigil.ai.builtin.document import fields_of, parsed
 from vigil.ai.builtin.injection import find_injection, injection_signal
 from vigil.ai.builtin.rules.alert import alert_rules
-from vigil.ai.builtin.rules.context import checkpoint
+from vigil.ai.builtin.rules.context import RELATED_OPEN_RULE, checkpoint
 from vigil.ai.schemas import Evidence, EvidenceKind, EvidenceStatus
 from vigil.core.entities import Entities
 from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
@@ -26,13 +27,15 @@ from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
 CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3"})
 #: Explanations an attacker can imitate (process names) or that are one word an admin typed (a tag, a label):
 #: they never outweigh a strong behaviour, so no single tag clears an alert other evidence condemns.
-WEAK_EXPLANATIONS = frozenset({"A6", "A7", "D4", "H2", "I4"})
+WEAK_EXPLANATIONS = frozenset({"A6", "A7", "A8", "D4", "H2", "I4"})
 STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once; vendor
 #: folders add theirs.
 FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5", "U1"})
 CORROBORATION_BONUS = 1.0
+#: Signals that only amplify suspicion raised elsewhere (open related alerts on the same subject).
+AMPLIFIERS = frozenset({RELATED_OPEN_RULE})
 
 
 def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evidence]) -> list[Signal]:
@@ -51,6 +54,7 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
         for signal in checkpoint(item)
     ]
     signals = _count_vendor_claim_once(_count_facts_once(_withdraw_contradicted_explanations(signals)))
+    signals = _amplifiers_need_suspicion(signals)
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
     return signals
@@ -125,6 +129,20 @@ def _count_vendor_claim_once(signals: list[Signal]) -> list[Signal]:
     return [
         replace(signal, points=0.0, finding=f"{signal.finding} (the same vendor claim, counted once)")
         if signal in claims and signal is not keep
+        else signal
+        for signal in signals
+    ]
+
+
+def _amplifiers_need_suspicion(signals: list[Signal]) -> list[Signal]:
+    """Open related alerts (R2) only strengthen what the other evidence already suspects: alone they would let
+    alerts about one busy user make each other malicious."""
+    rest = sum(signal.points for signal in signals if signal.rule not in AMPLIFIERS)
+    if rest >= SUSPICIOUS_AT:
+        return signals
+    return [
+        replace(signal, points=0.0, finding=f"{signal.finding} (context only: nothing else here is suspicious)")
+        if signal.rule in AMPLIFIERS and signal.points > 0
         else signal
         for signal in signals
     ]

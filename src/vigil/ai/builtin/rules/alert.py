@@ -99,6 +99,14 @@ HIGH_VALUE_TAG = re.compile(
 )
 SIMULATION_KEYS = ("isSimulation", "simulation", "phishSimulation", "attackSimulation", "sample", "isTest")
 EICAR = re.compile(r"eicar", re.IGNORECASE)
+#: Public services that exist to test security controls (DLP, anti-malware, IDS, safe browsing): data sent to or
+#: fetched from them is a test of the control, not an attack on it.
+CONTROL_TEST_SERVICES = re.compile(
+    r"(?:^|[/.@\s])(?:dlptest\.com|(?:secure\.)?eicar\.org|wicar\.org|testmynids\.org|amtso\.org"
+    r"|testsafebrowsing\.appspot\.com)(?:[/:\s]|$)",
+    re.IGNORECASE,
+)
+DESTINATION_KEYS = ("destination", "destinationUrl", "url", "remoteUrl", "targetUrl", "uploadUrl", "domain")
 #: Sign-in context.
 HOSTING = re.compile(
     r"digitalocean|amazon|\baws\b|google cloud|microsoft azure|\bovh|hetzner|linode|akamai|vultr|choopa|m247"
@@ -376,6 +384,11 @@ def _testing_markers(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]
                     explains=Explains.WRONG_DETECTION,
                 )
             )
+            break
+    for field in values(fields, *DESTINATION_KEYS):
+        if CONTROL_TEST_SERVICES.search(field.value):
+            finding = f"The activity involves a public security-control test service ({field.value})"
+            signals.append(_cite("A8", -4.0, finding, field, explains=Explains.WRONG_DETECTION))
             break
     for field in values(fields, "threatFamilyName", "threatName", "title", "malwareName"):
         if EICAR.search(field.value):
