@@ -66,6 +66,9 @@ class Signal:
     asset_value: bool = False
     #: The vendor's own rating of the alert ("high"), a floor only explaining evidence may lower.
     vendor_severity: str | None = None
+    techniques: tuple[str, ...] = ()
+    #: ATT&CK tactics (short names, e.g. "credential-access"): risk adds up across distinct tactics.
+    tactics: tuple[str, ...] = ()
 
     @classmethod
     def from_step(

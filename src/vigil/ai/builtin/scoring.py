@@ -34,6 +34,13 @@ CORROBORATING_POINTS = 1.0
 #: folders add theirs.
 FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5", "U1"})
 CORROBORATION_BONUS = 1.0
+#: A source's positive points are capped at this many times its strongest signal.
+SOURCE_CAP_FACTOR = 2.0
+#: The person's answer and the adjustments computed over all sources are not one source's claims.
+UNCAPPED = frozenset({"K1", "X1", "X3"})
+CHAIN_MIN_POINTS = 0.5
+CHAIN_POINTS = 1.0
+CHAIN_CAP = 2.0
 #: Signals that only amplify suspicion raised elsewhere (open related alerts on the same subject).
 AMPLIFIERS = frozenset({RELATED_OPEN_RULE})
 
@@ -54,9 +61,10 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
         for signal in checkpoint(item)
     ]
     signals = _count_vendor_claim_once(_count_facts_once(_withdraw_contradicted_explanations(signals)))
-    signals = _amplifiers_need_suspicion(signals)
+    signals = _cap_per_source(_amplifiers_need_suspicion(signals))
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
+    signals.extend(_tactic_chain(signals))
     return signals
 
 
@@ -145,6 +153,50 @@ def _amplifiers_need_suspicion(signals: list[Signal]) -> list[Signal]:
         if signal.rule in AMPLIFIERS and signal.points > 0
         else signal
         for signal in signals
+    ]
+
+
+def _cap_per_source(signals: list[Signal]) -> list[Signal]:
+    """One source says one thing loudly at most twice: its positive points are capped at `SOURCE_CAP_FACTOR` times
+    its strongest signal, so three rules reading the same command line do not outweigh a chain seen by several
+    sources (risk-based alerting's per-source cap). The person's answer is never capped."""
+    room: dict[str, float] = {}
+    for signal in signals:
+        if signal.points > 0:
+            room[signal.source] = max(room.get(signal.source, 0.0), SOURCE_CAP_FACTOR * signal.points)
+    capped: list[Signal] = []
+    for signal in sorted(signals, key=lambda s: -s.points):
+        if signal.points <= 0 or signal.rule in UNCAPPED:
+            capped.append(signal)
+            continue
+        left = room[signal.source]
+        kept = round(min(signal.points, left), 2)
+        room[signal.source] = left - kept
+        capped.append(signal if kept == signal.points else _trimmed(signal, kept))
+    order = {id(signal): index for index, signal in enumerate(signals)}
+    return sorted(capped, key=lambda s: order.get(id(s), len(order)))
+
+
+def _trimmed(signal: Signal, kept: float) -> Signal:
+    return replace(signal, points=kept, finding=f"{signal.finding} (capped: its source already said this much)")
+
+
+def _tactic_chain(signals: list[Signal]) -> list[Signal]:
+    """Distinct ATT&CK tactics across the evidence (initial access -> execution -> credential access) outweigh
+    many hits of one kind: a chain earns `CHAIN_POINTS` per tactic beyond the second, up to `CHAIN_CAP`."""
+    tactics = sorted({t for signal in signals if signal.points >= CHAIN_MIN_POINTS for t in signal.tactics})
+    extra = len(tactics) - 2
+    if extra <= 0:
+        return []
+    listed = ", ".join(tactics)
+    points = min(CHAIN_CAP, CHAIN_POINTS * extra)
+    return [
+        Signal(
+            rule="X3",
+            points=points,
+            finding=f"The evidence spans {len(tactics)} ATT&CK tactics ({listed})",
+            quote=listed,
+        )
     ]
 
 
