@@ -39,7 +39,7 @@ MIN_BASE64 = 24
 _ADDRESSEE = (
     r"(?:ai|a\.i\.|llm|gpt|chatgpt|claude|gemini|copilot|(?:ai |virtual )?assistant|language model|chat ?bot"
     r"|triage (?:bot|system|engine|automation)|soc (?:bot|automation|tool|team|analysts?)|security (?:analysts?|team)"
-    r"|automated (?:system|analysis|triage|investigator)|the automation|investigator|(?:human )?analysts?|reviewer"
+    r"|automated (?:system|analysis|triage|investigator)|(?:the )?automation|investigator|(?:human )?analysts?|reviewer"
     r"|ki|künstliche intelligenz|assistent|analyst(?:in|en)?|ia|intelligence artificielle|analyste"
     r"|asistente|analista|inteligencia artificial|intelligenza artificiale|assistente|人工知能|アナリスト|分析者"
     r"|分析师|助手)"

@@ -36,6 +36,7 @@ FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5"
 CORROBORATION_BONUS = 1.0
 #: A source's positive points are capped at this many times its strongest signal.
 SOURCE_CAP_FACTOR = 2.0
+SOURCE_CAP_FLOOR = 5.0
 #: The person's answer and the adjustments computed over all sources are not one source's claims.
 UNCAPPED = frozenset({"K1", "X1", "X3"})
 CHAIN_MIN_POINTS = 0.5
@@ -157,16 +158,18 @@ def _amplifiers_need_suspicion(signals: list[Signal]) -> list[Signal]:
 
 
 def _cap_per_source(signals: list[Signal]) -> list[Signal]:
-    """One source says one thing loudly at most twice: its positive points are capped at `SOURCE_CAP_FACTOR` times
-    its strongest signal, so three rules reading the same command line do not outweigh a chain seen by several
-    sources (risk-based alerting's per-source cap). The person's answer is never capped."""
+    """One source says one thing loudly at most twice: a step's positive points are capped at `SOURCE_CAP_FACTOR`
+    times its strongest signal (at least `SOURCE_CAP_FLOOR`), so six rules reading one hunting result do not
+    outweigh a chain seen by several sources (risk-based alerting's per-source cap). The alert's own fields are
+    distinct vendor claims, each already counted once, and the person's answer is never capped."""
     room: dict[str, float] = {}
     for signal in signals:
         if signal.points > 0:
-            room[signal.source] = max(room.get(signal.source, 0.0), SOURCE_CAP_FACTOR * signal.points)
+            cap = max(SOURCE_CAP_FLOOR, SOURCE_CAP_FACTOR * signal.points)
+            room[signal.source] = max(room.get(signal.source, 0.0), cap)
     capped: list[Signal] = []
     for signal in sorted(signals, key=lambda s: -s.points):
-        if signal.points <= 0 or signal.rule in UNCAPPED:
+        if signal.points <= 0 or signal.rule in UNCAPPED or signal.source == ALERT_SOURCE:
             capped.append(signal)
             continue
         left = room[signal.source]
