@@ -64,6 +64,10 @@ class Signal:
     entities: tuple[str, ...] = ()
     #: Scales severity instead of the verdict (a high-value machine, an admin account).
     asset_value: bool = False
+    #: ATT&CK techniques (``T1105``) and tactics (``command-and-control``) the evidence shows, e.g. a Sigma
+    #: rule's tags: distinct tactics per entity add up to risk.
+    techniques: tuple[str, ...] = ()
+    tactics: tuple[str, ...] = ()
 
     @classmethod
     def from_step(

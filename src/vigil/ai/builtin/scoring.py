@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from vigil.ai.builtin import vendor_knowledge
 from vigil.ai.builtin.document import parsed
+from vigil.ai.builtin.rules import sigma
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import checkpoint
 from vigil.ai.schemas import Evidence, EvidenceKind, EvidenceStatus
@@ -39,6 +40,7 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
     for item in evidence:
         if item.kind is EvidenceKind.SKILL and item.status is EvidenceStatus.OK:
             signals.extend(vendor_knowledge.read_step(item, alert, entities))
+    signals.extend(sigma.sigma_signals(alert, document, evidence, entities))
     answers = [
         signal
         for item in evidence
@@ -87,7 +89,7 @@ def _withdrawn(signal: Signal, against: Signal, rule: str | None = None) -> Sign
 def _count_facts_once(signals: list[Signal]) -> list[Signal]:
     """A behaviour seen by the alert and by two hunting queries is one fact: the strongest sighting counts,
     the others stay cited with no points ("also seen")."""
-    facts = FACT_RULES | vendor_knowledge.counted_once()
+    facts = FACT_RULES | vendor_knowledge.counted_once() | sigma.counted_once(signals)
     strongest: dict[str, Signal] = {}
     for signal in signals:
         if signal.rule in facts and signal.points > strongest.get(signal.rule, signal).points:
