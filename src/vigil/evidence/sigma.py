@@ -4,17 +4,23 @@ columns joined) each Sigma field is. The analyst evaluates Sigma rules over the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from vigil.evidence import records as read
 
+#: A last path segment with a file extension names a file, not a folder.
+_FILE_NAME = re.compile(r"\.[A-Za-z]{2,4}$")
+
 
 @dataclass(frozen=True)
 class JoinedPath:
     """A full path from a folder column and a file-name column; the folder column alone when it already ends
-    with the file name (Defender's hunting FolderPath does, its alert evidence's filePath does not)."""
+    with the file name (Defender's hunting FolderPath does, its alert evidence's filePath does not). A folder
+    column naming some other file is inconsistent, and a file name alone is no path: none then, rather than a
+    wrong one."""
 
     folder: str
     name: str
@@ -22,10 +28,13 @@ class JoinedPath:
     def read(self, record: Mapping[str, Any]) -> tuple[str, str] | None:
         folder, name = read.raw(record, self.folder), read.raw(record, self.name)
         if not folder:
-            return (name, self.name) if name else None
+            return None  # Sigma's paths are full paths: a bare file name would defeat the rules' folder filters
         separator = "/" if "/" in folder and "\\" not in folder else "\\"
-        if not name or folder.lower().rstrip("\\/").endswith(separator + name.lower()):
+        last = re.split(r"[\\/]", folder.rstrip("\\/"))[-1]
+        if not name or last.lower() == name.lower():
             return folder, self.folder
+        if _FILE_NAME.search(last):
+            return None
         return folder.rstrip("\\/") + separator + name, self.folder
 
 
@@ -110,8 +119,8 @@ class SigmaMapping:
 class SigmaAlerts:
     """Where an alert format carries records of a Sigma log source (process evidence, an audit-log event)."""
 
-    provider: str
-    """The alert_provider the format arrives under."""
+    providers: tuple[str, ...]
+    """The alert_provider names the format arrives under (lower case)."""
     mapping: SigmaMapping
     records: tuple[str, ...] = ("",)
     """Dotted paths in the body to the records (a list or one object), tried in order; "" is the body itself."""

@@ -166,7 +166,7 @@ HUNTING_SIGMA = SigmaMapping(
 )
 #: The process evidence of Defender's alerts (``evidence[]`` entries of entityType Process).
 ALERT_SIGMA = SigmaAlerts(
-    provider="microsoft_defender",
+    providers=("microsoft_defender",),
     records=("evidence",),
     mapping=SigmaMapping(
         (

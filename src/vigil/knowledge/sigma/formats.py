@@ -16,7 +16,7 @@ def _log(product: str, *services: str) -> SigmaMapping:
 #: CrowdStrike Falcon detections: the streaming API's event (FilePath is the folder, ParentImageFileName the
 #: parent's full path) or one of the Detects API's behaviors[] (the same names in snake case, cmdline).
 CROWDSTRIKE = SigmaAlerts(
-    provider="crowdstrike",
+    providers=("crowdstrike",),
     records=("event", "behaviors", ""),
     mapping=SigmaMapping(
         (
@@ -37,7 +37,7 @@ CROWDSTRIKE = SigmaAlerts(
 )
 #: SentinelOne threats (threatInfo: the detected file and the process that ran it).
 SENTINELONE = SigmaAlerts(
-    provider="sentinelone",
+    providers=("sentinelone",),
     records=("threatInfo", ""),
     mapping=SigmaMapping(
         (
@@ -59,11 +59,13 @@ FORMATS = (
     CROWDSTRIKE,
     SENTINELONE,
     # Okta System Log events, alone or as an event hook delivers them.
-    SigmaAlerts("okta", _log("okta", "okta"), ("data.events", "")),
+    SigmaAlerts(("okta",), _log("okta", "okta"), ("data.events", "")),
     # CloudTrail records: a log file's Records[], an EventBridge envelope's detail, or the record itself.
-    SigmaAlerts("aws", _log("aws", "cloudtrail"), ("Records", "detail", "")),
+    SigmaAlerts(("aws",), _log("aws", "cloudtrail"), ("Records", "detail", "")),
     # Entra sign-in and audit logs and risk detections (Graph's value[] or one entry).
-    SigmaAlerts("entra_id", _log("azure", "signinlogs", "auditlogs", "riskdetection"), ("value", "")),
-    SigmaAlerts("google_workspace", _log("gcp", "google_workspace.admin", "google_workspace.login"), ("items", "")),
-    SigmaAlerts("github", _log("github", "audit")),
+    SigmaAlerts(
+        ("entra_id", "entra", "azure_ad"), _log("azure", "signinlogs", "auditlogs", "riskdetection"), ("value", "")
+    ),
+    SigmaAlerts(("google_workspace",), _log("gcp", "google_workspace.admin", "google_workspace.login"), ("items", "")),
+    SigmaAlerts(("github",), _log("github", "audit")),
 )
