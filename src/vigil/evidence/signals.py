@@ -66,8 +66,9 @@ class Signal:
     asset_value: bool = False
     #: The vendor's own rating of the alert ("high"), a floor only explaining evidence may lower.
     vendor_severity: str | None = None
+    #: ATT&CK techniques (``T1105``) and tactics (``command-and-control``) the evidence shows, e.g. a Sigma
+    #: rule's tags: distinct tactics across the evidence add up to risk.
     techniques: tuple[str, ...] = ()
-    #: ATT&CK tactics (short names, e.g. "credential-access"): risk adds up across distinct tactics.
     tactics: tuple[str, ...] = ()
 
     @classmethod

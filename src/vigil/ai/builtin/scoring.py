@@ -15,6 +15,7 @@ from vigil.ai.builtin import vendor_knowledge
 from vigil.ai.builtin.decision import SUSPICIOUS_AT
 from vigil.ai.builtin.document import fields_of, parsed
 from vigil.ai.builtin.injection import find_injection, injection_signal
+from vigil.ai.builtin.rules import sigma
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import RELATED_OPEN_RULE, checkpoint
 from vigil.ai.schemas import Evidence, EvidenceKind, EvidenceStatus
@@ -55,6 +56,7 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
         if item.kind is EvidenceKind.SKILL and item.status is EvidenceStatus.OK:
             signals.extend(vendor_knowledge.read_step(item, alert, entities))
             signals.extend(_injection_in(item))
+    signals.extend(sigma.sigma_signals(alert, document, evidence, entities))
     answers = [
         signal
         for item in evidence
@@ -114,7 +116,7 @@ def _withdrawn(signal: Signal, against: Signal, rule: str | None = None) -> Sign
 def _count_facts_once(signals: list[Signal]) -> list[Signal]:
     """A behaviour seen by the alert and by two hunting queries is one fact: the strongest sighting counts,
     the others stay cited with no points ("also seen")."""
-    facts = FACT_RULES | vendor_knowledge.counted_once()
+    facts = FACT_RULES | vendor_knowledge.counted_once() | sigma.counted_once(signals)
     strongest: dict[str, Signal] = {}
     for signal in signals:
         if signal.rule in facts and signal.points > strongest.get(signal.rule, signal).points:

@@ -35,7 +35,7 @@ def reader(reading: EventRows | AssetRecords | AlertRecords) -> SkillReader:
     return lambda item, alert, entities: machine_alerts(reading, item, alert)
 
 
-def _rows(columns: EventRows, item: StepOutput) -> tuple[str, list[dict[str, object]]]:
+def rows_of(columns: EventRows, item: StepOutput) -> tuple[str, list[dict[str, object]]]:
     """The rows and the key they came under (for locators), under a common envelope or the vendor's own."""
     output = item.output or {}
     key = next((key for key in columns.envelopes if key in output), columns.envelopes[0])
@@ -45,7 +45,7 @@ def _rows(columns: EventRows, item: StepOutput) -> tuple[str, list[dict[str, obj
 
 
 def event_rows(columns: EventRows, item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Signal]:
-    key, rows = _rows(columns, item)
+    key, rows = rows_of(columns, item)
     signals: list[Signal] = []
     seen: set[str] = set()
     for index, row in enumerate(rows):
