@@ -169,17 +169,17 @@ def _cap_per_source(signals: list[Signal]) -> list[Signal]:
         if signal.points > 0:
             cap = max(SOURCE_CAP_FLOOR, SOURCE_CAP_FACTOR * signal.points)
             room[signal.source] = max(room.get(signal.source, 0.0), cap)
-    capped: list[Signal] = []
-    for signal in sorted(signals, key=lambda s: -s.points):
+    capped = list(signals)
+    for index in sorted(range(len(signals)), key=lambda i: -signals[i].points):
+        signal = signals[index]
         if signal.points <= 0 or signal.rule in UNCAPPED or signal.source == ALERT_SOURCE:
-            capped.append(signal)
             continue
         left = room[signal.source]
         kept = round(min(signal.points, left), 2)
         room[signal.source] = left - kept
-        capped.append(signal if kept == signal.points else _trimmed(signal, kept))
-    order = {id(signal): index for index, signal in enumerate(signals)}
-    return sorted(capped, key=lambda s: order.get(id(s), len(order)))
+        if kept != signal.points:
+            capped[index] = _trimmed(signal, kept)
+    return capped
 
 
 def _trimmed(signal: Signal, kept: float) -> Signal:
