@@ -150,7 +150,9 @@ def test_one_rule_on_several_rows_and_sources_counts_once() -> None:
     evidence = [_hunting(row, row), _hunting(row, name="mde.hunting.again")]
     signals = [s for s in score_evidence(DEFENDER, Entities(), evidence) if s.finding.split("'")[1:2] == [CERTUTIL]]
     assert [s.source for s in signals] == ["mde.hunting", "mde.hunting.again"]
-    assert [s.points for s in signals] == [2.0, 0.0] and signals[1].finding.endswith("(also seen, counted once)")
+    # The first sighting counts (how much depends on the step's per-source cap beside H4, the same certutil use).
+    assert signals[0].points > 0 and signals[1].points == 0.0
+    assert signals[1].finding.endswith("(also seen, counted once)")
 
 
 def test_a_sources_sigma_hits_add_up_to_at_most_twice_its_strongest() -> None:
