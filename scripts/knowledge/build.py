@@ -18,7 +18,9 @@ from vigil.knowledge.bundle import DATA_DIR  # noqa: E402
 
 def builders() -> list[str]:
     """Every builder module beside this script (one per upstream source)."""
-    return sorted(p.stem for p in HERE.glob("*.py") if p.stem not in {"build", "gittree"} and not p.stem.startswith("_"))
+    return sorted(
+        p.stem for p in HERE.glob("*.py") if p.stem not in {"build", "gittree"} and not p.stem.startswith("_")
+    )
 
 
 def main() -> None:
