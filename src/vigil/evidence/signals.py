@@ -64,6 +64,9 @@ class Signal:
     entities: tuple[str, ...] = ()
     #: Scales severity instead of the verdict (a high-value machine, an admin account).
     asset_value: bool = False
+    #: ATT&CK technique ids the evidence shows, and their tactics (shortnames): risk counts distinct tactics.
+    techniques: tuple[str, ...] = ()
+    tactics: tuple[str, ...] = ()
 
     @classmethod
     def from_step(

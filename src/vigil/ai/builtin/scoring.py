@@ -14,15 +14,17 @@ from vigil.ai.builtin import vendor_knowledge
 from vigil.ai.builtin.document import parsed
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import checkpoint
+from vigil.ai.builtin.rules.context_lists import list_rules
 from vigil.ai.schemas import Evidence, EvidenceKind, EvidenceStatus
 from vigil.core.entities import Entities
 from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
+from vigil.knowledge.attack import tactics_of
 
 #: Behaviours a "yes, that was me" cannot explain: credential theft, ransomware, offensive tools, disabled
 #: defences, other alerts on and spread to other machines, injected instructions; vendor folders add theirs.
 CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3", "U1"})
 #: Explanations an attacker can imitate (process names): they never outweigh a strong behaviour.
-WEAK_EXPLANATIONS = frozenset({"A6", "H2"})
+WEAK_EXPLANATIONS = frozenset({"A6", "H2", "L8", "O1", "O6"})
 STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once; vendor
@@ -32,7 +34,7 @@ CORROBORATION_BONUS = 1.0
 
 
 def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evidence]) -> list[Signal]:
-    signals = alert_rules(alert)
+    signals = alert_rules(alert) + list_rules(alert, entities)
     document = parsed(alert.alert_content)
     for reader in vendor_knowledge.alert_readers():
         signals.extend(reader(alert, document))
@@ -48,7 +50,7 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
     signals = _count_vendor_claim_once(_count_facts_once(_withdraw_contradicted_explanations(signals)))
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
-    return signals
+    return [replace(s, tactics=tactics_of(s.techniques)) if s.techniques and not s.tactics else s for s in signals]
 
 
 def _withdraw_contradicted_explanations(signals: list[Signal]) -> list[Signal]:
