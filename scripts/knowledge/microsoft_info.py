@@ -42,7 +42,7 @@ def build(tree: GitTree, out: Path) -> Provenance:
         name=BUNDLE,
         title="Microsoft first-party application ids and Graph permission scopes",
         source=PIN.url,
-        commit=PIN.commit,
+        commit=tree.commit,
         date=tree.date(),
         licence="MIT",
         licence_file=LICENCE_FILE,

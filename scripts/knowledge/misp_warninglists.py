@@ -128,7 +128,7 @@ def build(tree: GitTree, out: Path) -> Provenance:
         name=BUNDLE,
         title="MISP warning lists: cloud, SaaS, scanner, VPN, resolver, phishing-simulation ranges and domains",
         source=PIN.url,
-        commit=PIN.commit,
+        commit=tree.commit,
         date=tree.date(),
         licence="CC0-1.0",
         counts=counts,

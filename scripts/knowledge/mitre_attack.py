@@ -59,7 +59,7 @@ def build(tree: GitTree, out: Path) -> Provenance:
         name=BUNDLE,
         title="MITRE ATT&CK Enterprise: techniques and their tactics",
         source=PIN.url,
-        commit=PIN.commit,
+        commit=tree.commit,
         date=tree.date(),
         licence="MITRE ATT&CK Terms of Use",
         licence_file=LICENCE_FILE,
