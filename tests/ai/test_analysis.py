@@ -117,19 +117,23 @@ def _audit(*entries: dict[str, Any], attributed: bool = True) -> Evidence:
     return _skill("Get Edge Audit Logs", {"entries": list(entries)}, "Cloudflare: recent account changes")
 
 
-def _related(count: int) -> Evidence:
+def _related(count: int, disposition: str | None = "true_positive") -> Evidence:
+    """`count` earlier alerts of different kinds on the same subject, concluded as `disposition` (None: open)."""
     return _skill(
         "Look up related alerts",
         {
             "count": count,
             "alerts": [
                 {
-                    "alert_id": "ACME-OKTA-7",
-                    "alert_type": "user.session.start",
+                    "alert_id": f"ACME-OKTA-{7 + n}",
+                    "alert_type": f"user.session.start {n}" if n else "user.session.start",
+                    "alert_provider": "okta",
                     "reason": "same IP 91.214.124.19",
                     "shared": {"ips": ["91.214.124.19"], "emails": ["alice.smith@contoso.com"]},
+                    "disposition": disposition,
                 }
-            ][:count],
+                for n in range(count)
+            ],
         },
     )
 
@@ -372,7 +376,8 @@ def test_one_noisy_hunting_result_cannot_outweigh_everything_else() -> None:
 
     from_hunting = [c.points for c in analysis.citations if c.source == ACTIVITY]
     assert len(from_hunting) >= 6
-    assert sum(from_hunting) == pytest.approx(9.0, abs=0.05)
+    # One source counts at most twice its strongest signal (credential dumping, 4.0): scoring's per-source cap.
+    assert sum(from_hunting) == pytest.approx(8.0, abs=0.05)
 
 
 # --- endpoint: Defender's machine and its other alerts ---------------------------------------------------
@@ -409,8 +414,20 @@ def test_a_machine_with_no_other_alerts_lowers_the_score_slightly() -> None:
     assert -1.0 <= d1.points < 0
 
 
-def test_a_machine_defender_tags_as_a_scanner_makes_the_alert_a_false_positive() -> None:
+def test_a_tag_does_not_clear_credential_dumping_on_the_machine() -> None:
+    """No single tag clears an alert that other evidence condemns: a scanner does not dump LSASS."""
     hunting = _hunting(_process("mimikatz.exe sekurlsa::logonpasswords"))
+
+    analysis = _analyze(alerts.DEFENDER, [_machine(machine_tags=["Authorized Vulnerability Scanner"]), hunting])
+
+    assert analysis.disposition is Disposition.TRUE_POSITIVE
+    d4 = _cited(analysis, "D4")
+    assert d4.points == 0.0
+    assert "the evidence contradicts it" in d4.finding
+
+
+def test_a_machine_defender_tags_as_a_scanner_makes_the_alert_a_false_positive() -> None:
+    hunting = _hunting(_process("nmap.exe -sS -p 1-1024 10.0.0.0/24"))
 
     analysis = _analyze(alerts.DEFENDER, [_machine(machine_tags=["Authorized Vulnerability Scanner"]), hunting])
 
@@ -1048,11 +1065,11 @@ def _s3_exfiltration(**seen_before: bool) -> AlertFacts:
 
 
 def test_a_large_transfer_from_a_plainly_familiar_session_is_pending_with_an_open_question() -> None:
-    analysis = _analyze(_s3_exfiltration(sourceIpSeenBefore=True, userAgentSeenBefore=True), [])
+    analysis = _analyze(_s3_exfiltration(isManaged="true", mfaAuthenticated="true"), [])
 
     s6 = _cited(analysis, "S6")
-    assert (s6.locator, s6.points) == ("Service.AdditionalInfo.sourceIpSeenBefore", -2.0)
-    assert "sourceIpSeenBefore, userAgentSeenBefore" in s6.finding
+    assert (s6.locator, s6.points) == ("Service.AdditionalInfo.isManaged", -2.0)
+    assert "a compliant or managed device, an MFA-backed session" in s6.finding
     assert analysis.disposition is Disposition.PENDING
     assert analysis.verdict is Verdict.SUSPICIOUS
     assert "Open question: " in analysis.summary
@@ -1402,11 +1419,34 @@ def test_earlier_alerts_about_the_same_subject_are_a_pattern() -> None:
 
     assert r1.quote == "ACME-OKTA-7 user.session.start: same IP 91.214.124.19"
     assert r1.points == 2.0
-    assert "3 earlier alert(s)" in r1.finding
+    assert "3 other kind(s) of alert in 30 days about the same subject were already found malicious" in r1.finding
 
 
 def test_a_single_earlier_alert_counts_less_than_several() -> None:
     assert _cited(_analyze(alerts.OKTA_SIGNIN, [_related(1)]), "R1").points == 1.0
+
+
+def test_earlier_alerts_closed_as_benign_say_nothing_against_this_one() -> None:
+    analysis = _analyze(alerts.OKTA_SIGNIN, [_related(3, "false_positive")])
+
+    assert not {"R1", "R2"} & set(_rules(analysis))
+
+
+def test_open_related_alerts_alone_cannot_make_a_quiet_alert_malicious() -> None:
+    """1,500 alerts about one busy user must not make each other malicious (issue 24's storm replay)."""
+    quiet = _okta()
+    analysis = _analyze(quiet, [_related(3, None)])
+
+    r2 = _cited(analysis, "R2")
+    assert r2.points == 0.0
+    assert "context only" in r2.finding
+    assert analysis.disposition is not Disposition.TRUE_POSITIVE
+
+
+def test_open_related_alerts_strengthen_suspicion_raised_elsewhere() -> None:
+    r2 = _cited(_analyze(alerts.OKTA_SIGNIN, [_related(3, None)]), "R2")
+
+    assert r2.points == 1.0
 
 
 def test_no_earlier_alerts_cite_nothing() -> None:
@@ -1471,23 +1511,19 @@ def test_prompt_injection_in_the_alert_is_recorded_as_an_attempt_to_instruct_the
     u1 = _cited(analysis, "U1")
     assert "instruct" in u1.finding
     assert u1.locator == "debugContext.debugData.comment"
-    assert u1.points > 0
+    assert u1.points == 0.0
+    assert u1.quote.startswith("[untrusted text: ")
 
 
-def test_prompt_injection_raises_suspicion_instead_of_clearing_the_alert() -> None:
-    control = _analyze(_signin_with_comment(NEUTRAL), [RELATED_NONE])
-    injected = _analyze(_signin_with_comment(INJECTION), [RELATED_NONE])
+def test_prompt_injection_changes_the_verdict_in_neither_direction() -> None:
+    for evidence in ([RELATED_NONE], [_answer("confirmed", "alice.smith@contoso.com")]):
+        control = _analyze(_signin_with_comment(NEUTRAL), evidence)
+        injected = _analyze(_signin_with_comment(INJECTION), evidence)
 
-    assert "U1" not in _rules(control)
-    assert _score(injected) > _score(control)
-    assert injected.disposition not in {Disposition.FALSE_POSITIVE, Disposition.BENIGN_TRUE_POSITIVE}
-
-
-def test_a_confirmation_does_not_clear_an_alert_that_tries_to_instruct_the_investigator() -> None:
-    analysis = _analyze(_signin_with_comment(INJECTION), [_answer("confirmed", "alice.smith@contoso.com")])
-
-    assert "X2" in _rules(analysis)
-    assert analysis.disposition is not Disposition.BENIGN_TRUE_POSITIVE
+        assert "U1" not in _rules(control)
+        assert "U1" in _rules(injected)
+        assert (injected.disposition, injected.severity) == (control.disposition, control.severity)
+        assert _score(injected) == _score(control)
 
 
 # --- the written analysis ---------------------------------------------------------------------------------

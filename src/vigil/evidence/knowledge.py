@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from vigil.core.entities import Entities, EntityKind
+from vigil.evidence.sigma import SigmaAlerts, SigmaMapping
 from vigil.evidence.signals import AlertReader, SkillReader
 
 
@@ -104,6 +105,8 @@ class EventRows:
     """Columns naming the machine a row comes from: the same artefact elsewhere means spread."""
     envelopes: tuple[str, ...]
     """Keys the rows may arrive under, so a citation points at the right one."""
+    sigma: SigmaMapping | None = None
+    """Which Sigma log source a row is and its columns by Sigma field name: Sigma rules run over mapped rows."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,8 @@ class AnalystKnowledge:
     """Rule ids of this folder's readers that describe one fact whichever source shows it."""
     undeniable: frozenset[str] = frozenset()
     """Rule ids of behaviours a person's "yes, that was me" cannot explain."""
+    sigma_alerts: tuple[SigmaAlerts, ...] = ()
+    """Where the vendor's own alert format carries records Sigma rules describe (its process evidence)."""
 
     @property
     def skills(self) -> frozenset[str]:

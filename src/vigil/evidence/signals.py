@@ -64,7 +64,10 @@ class Signal:
     entities: tuple[str, ...] = ()
     #: Scales severity instead of the verdict (a high-value machine, an admin account).
     asset_value: bool = False
-    #: ATT&CK technique ids the evidence shows, and their tactics (shortnames): risk counts distinct tactics.
+    #: The vendor's own rating of the alert ("high"), a floor only explaining evidence may lower.
+    vendor_severity: str | None = None
+    #: ATT&CK techniques (``T1105``) and tactics (``command-and-control``) the evidence shows, e.g. a Sigma
+    #: rule's tags: distinct tactics across the evidence add up to risk.
     techniques: tuple[str, ...] = ()
     tactics: tuple[str, ...] = ()
 

@@ -25,6 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from vigil.alerts.models import Alert
+from vigil.cases.models import Case
 from vigil.core.entities import Entities, EntityKind, extract_entities, is_public_ip
 from vigil.db.base import epoch_now
 
@@ -200,8 +201,17 @@ def _describe(session: Session, alert_uuids: list[uuid.UUID]) -> dict[uuid.UUID,
         return {}
     rows = session.execute(
         select(
-            Alert.alert_uuid, Alert.alert_id, Alert.alert_type, Alert.alert_provider, Alert.created_at, Alert.case_id
-        ).where(Alert.alert_uuid.in_(alert_uuids))
+            Alert.alert_uuid,
+            Alert.alert_id,
+            Alert.alert_type,
+            Alert.alert_provider,
+            Alert.created_at,
+            Alert.case_id,
+            Case.ai_disposition,
+            Case.disposition,
+        )
+        .outerjoin(Case, Case.alert_uuid == Alert.alert_uuid)
+        .where(Alert.alert_uuid.in_(alert_uuids))
     )
     return {
         row.alert_uuid: {
@@ -210,9 +220,19 @@ def _describe(session: Session, alert_uuids: list[uuid.UUID]) -> dict[uuid.UUID,
             "alert_provider": row.alert_provider,
             "created_at": row.created_at,
             "case_id": row.case_id,
+            # What was concluded about it (an analyst's disposition over the AI's): a related alert only says
+            # something about this one once it is known to be malicious.
+            "disposition": _concluded(row.disposition, row.ai_disposition),
         }
         for row in rows
     }
+
+
+def _concluded(analyst: str | None, ai: str | None) -> str | None:
+    """The case's disposition as it stands: the analyst's when set (not pending), else the AI's."""
+    if analyst and analyst != "pending":
+        return analyst
+    return ai or None
 
 
 def _relates(shared: _Shared) -> bool:

@@ -8,7 +8,9 @@
 4. Suspicious evidence (score >= 2) against substantial benign context (non-explaining signals summing to
    -2 or less, e.g. a session that is plainly the user's own) is a conflict: pending, with the question.
 5. Otherwise the score (sum of points) decides: >= 4 true positive; 2-4 true positive of medium severity;
-   below 2 benign: benign true positive when the alert reports an activity (a sign-in, a change) that
+   the vendor's own rating is the floor of a true positive's severity, and an alert the vendor rates high or
+   critical stays a true positive unless cited evidence explains it (steps 1-3); below 2 benign: benign true
+   positive when the alert reports an activity (a sign-in, a change) that
    showed no sign of abuse, false positive when a detection claimed something the evidence does not support.
 """
 
@@ -80,11 +82,24 @@ def decide(category: Category, signals: Sequence[Signal], evidence: Sequence[Evi
         return _true_positive(signals, score, coverage, "the evidence adds up to malicious activity")
     if score >= SUSPICIOUS_AT:
         return _true_positive(signals, score, coverage, "suspicious evidence and nothing that explains it")
+    rating = _vendor_floor(signals)
+    if rating is not None and SEVERITY_ORDER.index(rating) >= SEVERITY_ORDER.index(Severity.HIGH):
+        because = (
+            f"the vendor rates the alert {rating.value} and no evidence explains it away; "
+            "a high rating is only lowered for a cited reason"
+        )
+        return _true_positive(signals, score, coverage, because)
     if category in ACTIVITY_CATEGORIES:
         reason = Signal(rule="B1", points=0.0, finding="the reported activity shows no sign of abuse")
         return _benign(Disposition.BENIGN_TRUE_POSITIVE, reason, coverage, strength=max(0.0, SUSPICIOUS_AT - score))
     reason = Signal(rule="B2", points=0.0, finding="no evidence supports what the detection claims")
     return _benign(Disposition.FALSE_POSITIVE, reason, coverage, strength=max(0.0, SUSPICIOUS_AT - score))
+
+
+def _vendor_floor(signals: Sequence[Signal]) -> Severity | None:
+    """The vendor's own rating: nothing explains the alert here, so the severity goes no lower than it."""
+    ratings = [Severity(signal.vendor_severity) for signal in signals if signal.vendor_severity]
+    return max(ratings, key=SEVERITY_ORDER.index) if ratings else None
 
 
 def _pending(reason: str, question: str, coverage: float) -> Decision:
@@ -117,8 +132,9 @@ def _true_positive(
         severity = Severity.MEDIUM
     if any(signal.asset_value for signal in signals):
         severity = _raise(severity)
-    if SEVERITY_ORDER.index(severity) < SEVERITY_ORDER.index(floor):
-        severity = floor
+    for minimum in (floor, _vendor_floor(signals)):
+        if minimum is not None and SEVERITY_ORDER.index(severity) < SEVERITY_ORDER.index(minimum):
+            severity = minimum
     confidence = _confidence(0.55 + 0.05 * min(score, 8.0), coverage)
     return Decision(Disposition.TRUE_POSITIVE, Verdict.MALICIOUS, severity, confidence, reason)
 

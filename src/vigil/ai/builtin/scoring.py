@@ -7,13 +7,17 @@ and malicious evidence from two or more independent sources earns a corroboratio
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 
 from vigil.ai.builtin import vendor_knowledge
-from vigil.ai.builtin.document import parsed
+from vigil.ai.builtin.decision import SUSPICIOUS_AT
+from vigil.ai.builtin.document import fields_of, parsed
+from vigil.ai.builtin.injection import find_injection, injection_signal
+from vigil.ai.builtin.rules import sigma
 from vigil.ai.builtin.rules.alert import alert_rules
-from vigil.ai.builtin.rules.context import checkpoint
+from vigil.ai.builtin.rules.context import RELATED_OPEN_RULE, checkpoint
 from vigil.ai.builtin.rules.context_lists import list_rules
 from vigil.ai.schemas import Evidence, EvidenceKind, EvidenceStatus
 from vigil.core.entities import Entities
@@ -21,16 +25,28 @@ from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
 from vigil.knowledge.attack import tactics_of
 
 #: Behaviours a "yes, that was me" cannot explain: credential theft, ransomware, offensive tools, disabled
-#: defences, other alerts on and spread to other machines, injected instructions; vendor folders add theirs.
-CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3", "U1"})
-#: Explanations an attacker can imitate (process names): they never outweigh a strong behaviour.
-WEAK_EXPLANATIONS = frozenset({"A6", "H2", "L8", "O1", "O6"})
+#: defences, other alerts on and spread to other machines; vendor folders add theirs. (Injected text is never
+#: decisive, so it does not undo a confirmation either: the same alert without it must end the same way.)
+CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3"})
+#: Explanations an attacker can imitate (process names) or that are one word an admin typed (a tag, a label):
+#: they never outweigh a strong behaviour, so no single tag clears an alert other evidence condemns.
+WEAK_EXPLANATIONS = frozenset({"A6", "A7", "A8", "D4", "H2", "I4", "L8", "O1", "O6"})
 STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once; vendor
 #: folders add theirs.
-FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5"})
+FACT_RULES = frozenset({f"H{n}" for n in range(1, 11)} | {"N1", "S3", "S4", "S5", "U1"})
 CORROBORATION_BONUS = 1.0
+#: A source's positive points are capped at this many times its strongest signal.
+SOURCE_CAP_FACTOR = 2.0
+SOURCE_CAP_FLOOR = 5.0
+#: The person's answer and the adjustments computed over all sources are not one source's claims.
+UNCAPPED = frozenset({"K1", "X1", "X3"})
+CHAIN_MIN_POINTS = 0.5
+CHAIN_POINTS = 1.0
+CHAIN_CAP = 2.0
+#: Signals that only amplify suspicion raised elsewhere (open related alerts on the same subject).
+AMPLIFIERS = frozenset({RELATED_OPEN_RULE})
 
 
 def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evidence]) -> list[Signal]:
@@ -41,6 +57,8 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
     for item in evidence:
         if item.kind is EvidenceKind.SKILL and item.status is EvidenceStatus.OK:
             signals.extend(vendor_knowledge.read_step(item, alert, entities))
+            signals.extend(_injection_in(item))
+    signals.extend(sigma.sigma_signals(alert, document, evidence, entities))
     answers = [
         signal
         for item in evidence
@@ -48,9 +66,21 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
         for signal in checkpoint(item)
     ]
     signals = _count_vendor_claim_once(_count_facts_once(_withdraw_contradicted_explanations(signals)))
+    signals = _cap_per_source(_amplifiers_need_suspicion(signals))
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
-    return [replace(s, tactics=tactics_of(s.techniques)) if s.techniques and not s.tactics else s for s in signals]
+    signals = [replace(s, tactics=tactics_of(s.techniques)) if s.techniques and not s.tactics else s for s in signals]
+    signals.extend(_tactic_chain(signals))
+    return signals
+
+
+def _injection_in(item: Evidence) -> list[Signal]:
+    """Vendor data is attacker-writable too (a DNS comment, a commit message in an audit log): flagged like the
+    alert's own text, once per step."""
+    if not item.output:
+        return []
+    found = find_injection(fields_of(json.dumps(item.output, default=str)))
+    return [injection_signal(found, item.step())] if found else []
 
 
 def _withdraw_contradicted_explanations(signals: list[Signal]) -> list[Signal]:
@@ -89,7 +119,7 @@ def _withdrawn(signal: Signal, against: Signal, rule: str | None = None) -> Sign
 def _count_facts_once(signals: list[Signal]) -> list[Signal]:
     """A behaviour seen by the alert and by two hunting queries is one fact: the strongest sighting counts,
     the others stay cited with no points ("also seen")."""
-    facts = FACT_RULES | vendor_knowledge.counted_once()
+    facts = FACT_RULES | vendor_knowledge.counted_once() | sigma.counted_once(signals)
     strongest: dict[str, Signal] = {}
     for signal in signals:
         if signal.rule in facts and signal.points > strongest.get(signal.rule, signal).points:
@@ -115,6 +145,66 @@ def _count_vendor_claim_once(signals: list[Signal]) -> list[Signal]:
         if signal in claims and signal is not keep
         else signal
         for signal in signals
+    ]
+
+
+def _amplifiers_need_suspicion(signals: list[Signal]) -> list[Signal]:
+    """Open related alerts (R2) only strengthen what the other evidence already suspects: alone they would let
+    alerts about one busy user make each other malicious."""
+    rest = sum(signal.points for signal in signals if signal.rule not in AMPLIFIERS)
+    if rest >= SUSPICIOUS_AT:
+        return signals
+    return [
+        replace(signal, points=0.0, finding=f"{signal.finding} (context only: nothing else here is suspicious)")
+        if signal.rule in AMPLIFIERS and signal.points > 0
+        else signal
+        for signal in signals
+    ]
+
+
+def _cap_per_source(signals: list[Signal]) -> list[Signal]:
+    """One source says one thing loudly at most twice: a step's positive points are capped at `SOURCE_CAP_FACTOR`
+    times its strongest signal (at least `SOURCE_CAP_FLOOR`), so six rules reading one hunting result do not
+    outweigh a chain seen by several sources (risk-based alerting's per-source cap). The alert's own fields are
+    distinct vendor claims, each already counted once, and the person's answer is never capped."""
+    room: dict[str, float] = {}
+    for signal in signals:
+        if signal.points > 0:
+            cap = max(SOURCE_CAP_FLOOR, SOURCE_CAP_FACTOR * signal.points)
+            room[signal.source] = max(room.get(signal.source, 0.0), cap)
+    capped: list[Signal] = []
+    for signal in sorted(signals, key=lambda s: -s.points):
+        if signal.points <= 0 or signal.rule in UNCAPPED or signal.source == ALERT_SOURCE:
+            capped.append(signal)
+            continue
+        left = room[signal.source]
+        kept = round(min(signal.points, left), 2)
+        room[signal.source] = left - kept
+        capped.append(signal if kept == signal.points else _trimmed(signal, kept))
+    order = {id(signal): index for index, signal in enumerate(signals)}
+    return sorted(capped, key=lambda s: order.get(id(s), len(order)))
+
+
+def _trimmed(signal: Signal, kept: float) -> Signal:
+    return replace(signal, points=kept, finding=f"{signal.finding} (capped: its source already said this much)")
+
+
+def _tactic_chain(signals: list[Signal]) -> list[Signal]:
+    """Distinct ATT&CK tactics across the evidence (initial access -> execution -> credential access) outweigh
+    many hits of one kind: a chain earns `CHAIN_POINTS` per tactic beyond the second, up to `CHAIN_CAP`."""
+    tactics = sorted({t for signal in signals if signal.points >= CHAIN_MIN_POINTS for t in signal.tactics})
+    extra = len(tactics) - 2
+    if extra <= 0:
+        return []
+    listed = ", ".join(tactics)
+    points = min(CHAIN_CAP, CHAIN_POINTS * extra)
+    return [
+        Signal(
+            rule="X3",
+            points=points,
+            finding=f"The evidence spans {len(tactics)} ATT&CK tactics ({listed})",
+            quote=listed,
+        )
     ]
 
 

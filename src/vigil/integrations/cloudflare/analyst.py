@@ -20,7 +20,7 @@ INSIGHTS = "cloudflare.get_edge_security_center_insights"
 #: Words that make a Cloudflare audit entry a security-setting change.
 SECURITY_TERMS = re.compile(
     r"waf|firewall|security_level|securitylevel|ruleset|ssl|tls|ddos|bot|access|rate_limit|ratelimit|token|api_key"
-    r"|apikey|member|two_factor|2fa|dnssec|always_use_https|min_tls|browser_check|challenge|custom_hostname",
+    r"|apikey|member|two_factor|2fa|dnssec|always_use_https|min_tls|browser_check|challenge|custom_hostname|proxied",
 )
 #: New values (or action words) that turn a security control down or off.
 WEAKENING_VALUES = frozenset(
@@ -162,6 +162,16 @@ def is_weakening(entry: dict[str, object]) -> bool:
     old_json, new_json = entry.get("oldValueJson"), entry.get("newValueJson")
     if isinstance(new_json, dict) and new_json.get("enabled") is False:
         return not isinstance(old_json, dict) or old_json.get("enabled") is not False
+    if (
+        isinstance(new_json, dict)
+        and isinstance(old_json, dict)
+        and (old_json.get("proxied"), new_json.get("proxied"))
+        == (
+            True,
+            False,
+        )
+    ):
+        return True  # a record taken out of the proxy: the hostname no longer passes the WAF and DDoS protection
     return new_value in WEAKENING_VALUES or bool(WEAKENING_ACTIONS.search(_action(entry)))
 
 

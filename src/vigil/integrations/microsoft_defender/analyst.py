@@ -16,6 +16,7 @@ from vigil.evidence.knowledge import (
     guarded,
     when,
 )
+from vigil.evidence.sigma import HashList, JoinedPath, SigmaAlerts, SigmaCategory, SigmaMapping, Source
 
 LIST_MACHINES = "microsoft_defender.list_machines"
 FETCH_ALERTS = "microsoft_defender.fetch_alerts"
@@ -81,6 +82,110 @@ LOOKUPS = (
     LookupPlan(Lookup.MACHINE_ACTIVITY, "Defender: activity on the machine", HUNTING_QUERY, _machine_activity_inputs),
 )
 
+_HASHES = HashList((("SHA256", "SHA256"), ("SHA1", "SHA1"), ("MD5", "MD5")))
+_ACTOR = JoinedPath("InitiatingProcessFolderPath", "InitiatingProcessFileName")
+
+
+def _with_actor(fields: dict[str, Source]) -> dict[str, Source]:
+    """A non-process event's fields plus the process that acted (Sigma's Image and User)."""
+    return {"Image": _ACTOR, "User": "InitiatingProcessAccountName", **fields}
+
+
+def _actions(*names: str) -> tuple[str, frozenset[str]]:
+    return ("ActionType", frozenset(names))
+
+
+_PROCESS_FIELDS: dict[str, Source] = {
+    "Image": JoinedPath("FolderPath", "FileName"),
+    "CommandLine": "ProcessCommandLine",
+    "OriginalFileName": "ProcessVersionInfoOriginalFileName",
+    "Product": "ProcessVersionInfoProductName",
+    "Company": "ProcessVersionInfoCompanyName",
+    "Description": "ProcessVersionInfoFileDescription",
+    "ParentImage": _ACTOR,
+    "ParentCommandLine": "InitiatingProcessCommandLine",
+    "User": "AccountName",
+    "IntegrityLevel": "ProcessIntegrityLevel",
+    "Hashes": _HASHES,
+}
+#: Advanced hunting rows by Sigma log source (ActionType names the table's event), as pySigma's Kusto backend
+#: maps them; a row without ActionType that has a command line is a process event.
+HUNTING_SIGMA = SigmaMapping(
+    (
+        SigmaCategory("windows", ("process_creation",), _PROCESS_FIELDS, _actions("ProcessCreated")),
+        SigmaCategory(
+            "windows",
+            ("image_load",),
+            _with_actor({"ImageLoaded": JoinedPath("FolderPath", "FileName"), "Hashes": _HASHES}),
+            _actions("ImageLoaded"),
+        ),
+        SigmaCategory(
+            "windows",
+            ("network_connection",),
+            _with_actor(
+                {
+                    "DestinationIp": "RemoteIP",
+                    "DestinationPort": "RemotePort",
+                    "DestinationHostname": "RemoteUrl",
+                    "SourceIp": "LocalIP",
+                    "SourcePort": "LocalPort",
+                }
+            ),
+            _actions(
+                "ConnectionSuccess",
+                "ConnectionFailed",
+                "ConnectionAttempt",
+                "ConnectionRequest",
+                "ConnectionFound",
+                "InboundConnectionAccepted",
+            ),
+        ),
+        *(
+            SigmaCategory(
+                "windows",
+                (category, "registry_event"),
+                _with_actor(
+                    {"TargetObject": JoinedPath("RegistryKey", "RegistryValueName"), "Details": "RegistryValueData"}
+                ),
+                _actions(*actions),
+            )
+            for category, actions in (
+                ("registry_set", ("RegistryValueSet",)),
+                ("registry_add", ("RegistryKeyCreated",)),
+                ("registry_delete", ("RegistryKeyDeleted", "RegistryValueDeleted")),
+            )
+        ),
+        SigmaCategory(
+            "windows",
+            ("file_event",),
+            _with_actor({"TargetFilename": JoinedPath("FolderPath", "FileName")}),
+            _actions("FileCreated", "FileModified", "FileRenamed"),
+        ),
+        SigmaCategory("windows", ("process_creation",), _PROCESS_FIELDS, ("ProcessCommandLine", frozenset())),
+    )
+)
+#: The process evidence of Defender's alerts (``evidence[]`` entries of entityType Process).
+ALERT_SIGMA = SigmaAlerts(
+    providers=("microsoft_defender",),
+    records=("evidence",),
+    mapping=SigmaMapping(
+        (
+            SigmaCategory(
+                "windows",
+                ("process_creation",),
+                {
+                    "Image": JoinedPath("filePath", "fileName"),
+                    "CommandLine": "processCommandLine",
+                    "ParentImage": JoinedPath("parentProcessFilePath", "parentProcessFileName"),
+                    "User": "accountName",
+                    "Hashes": HashList((("SHA256", "sha256"), ("SHA1", "sha1"))),
+                },
+                ("entityType", frozenset({"Process"})),
+            ),
+        )
+    ),
+)
+
 #: Advanced hunting's Device*Events columns (reference A).
 HUNTING_ROWS = EventRows(
     text_columns=(
@@ -102,6 +207,7 @@ HUNTING_ROWS = EventRows(
     sent_bytes=("SentBytes", "BytesSent", "UploadedBytes", "TotalBytesSent"),
     machine=("DeviceName", "DeviceId", "ComputerName", "MachineId"),
     envelopes=("results", "Results", "value", "rows"),
+    sigma=HUNTING_SIGMA,
 )
 MACHINES = AssetRecords(
     product="Defender",
@@ -124,6 +230,7 @@ ALERTS = AlertRecords(
 KNOWLEDGE = AnalystKnowledge(
     lookups=LOOKUPS,
     readings={HUNTING_QUERY: HUNTING_ROWS, LIST_MACHINES: MACHINES, FETCH_ALERTS: ALERTS},
+    sigma_alerts=(ALERT_SIGMA,),
     containment={
         Category.ENDPOINT_MALWARE: (
             "Isolate the machine in Defender until it is cleaned",

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from vigil.ai.builtin.citations import citation
-from vigil.ai.builtin.document import Field, fields_of, first, values
+from vigil.ai.builtin.document import Field, fields_of, values
+from vigil.ai.builtin.injection import find_injection, injection_signal
 from vigil.ai.builtin.patterns import behaviours_in
-from vigil.ai.schemas import Citation
+from vigil.ai.builtin.severity_scales import vendor_rating
+from vigil.ai.schemas import Citation, Severity
 from vigil.evidence import records as read
 from vigil.evidence.signals import AlertFacts, Explains, Signal
 
@@ -87,8 +90,7 @@ TAG_KEYS = frozenset({"machinetags", "tags", "labels", "devicetags", "resourceta
 TAG_PARENTS = frozenset({"tags", "resourcetags", "labels", "usertags", "instancetags"})
 TESTING_TAG = re.compile(
     r"scanner|pen-?test|penetration|red[ -]?team|vulnerability|vuln[ -]?scan|security[ -]?test|attack[ -]?simulation"
-    r"|phish(?:ing)?[ -]?simulation|breach and attack|\bbas\b|authori[sz]ed[ -]?(?:scan|test)|engagement|assessment"
-    r"|validation|\btest(?:ing)?\b|\blab\b",
+    r"|phish(?:ing)?[ -]?simulation|breach and attack|\bbas\b|authori[sz]ed[ -]?(?:scan|test)",
     re.IGNORECASE,
 )
 HIGH_VALUE_TAG = re.compile(
@@ -97,6 +99,14 @@ HIGH_VALUE_TAG = re.compile(
 )
 SIMULATION_KEYS = ("isSimulation", "simulation", "phishSimulation", "attackSimulation", "sample", "isTest")
 EICAR = re.compile(r"eicar", re.IGNORECASE)
+#: Public services that exist to test security controls (DLP, anti-malware, IDS, safe browsing): data sent to or
+#: fetched from them is a test of the control, not an attack on it.
+CONTROL_TEST_SERVICES = re.compile(
+    r"(?:^|[/.@\s])(?:dlptest\.com|(?:secure\.)?eicar\.org|wicar\.org|testmynids\.org|amtso\.org"
+    r"|testsafebrowsing\.appspot\.com)(?:[/:\s]|$)",
+    re.IGNORECASE,
+)
+DESTINATION_KEYS = ("destination", "destinationUrl", "url", "remoteUrl", "targetUrl", "uploadUrl", "domain")
 #: Sign-in context. A hosting or cloud network is not suspicious by itself: which provider and service an
 #: address belongs to is read from the published lists (`rules/context_lists.py`); only anonymisers named as such
 #: by the network's owner count here.
@@ -210,17 +220,6 @@ CHANGE_KEYS = (
     "scopes",
     "scope",
 )
-INJECTION = re.compile(
-    r"(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your)\s+)?"
-    r"(?:(?:previous|prior|above|earlier|preceding|other)\s+)?(?:instructions|prompts?|rules|guidelines|context)"
-    r"|\b(?:ai|a\.i\.|llm|gpt|chatgpt|assistant|investigator|copilot|language model|chatbot|soc bot|analyst bot)\b"
-    r"[^.\n]{0,80}\b(?:mark|classify|close|resolve|treat|report|set|dismiss|ignore)\b"
-    r"|\b(?:mark|classify|close|resolve|report|treat)\s+(?:this|the)\s+(?:alert|case|incident|ticket|event|finding)\s+"
-    r"(?:as\s+)?(?:benign|safe|false[ -]positive|resolved|closed|clean|harmless|expected)"
-    r"|system\s*prompt|you are now\b|new instructions|do not (?:escalate|alert|report|investigate|notify)",
-    re.IGNORECASE,
-)
-INJECTION_POINTS = 2.0
 #: Fields whose text a process or script put there: behaviours are looked for in these.
 COMMAND_KEYS = (
     "processCommandLine",
@@ -288,26 +287,18 @@ def _cite(
     )
 
 
+#: Points for the vendor's own rating; the rating is also the floor of a true positive's severity (decision.py).
+RATING_POINTS = {Severity.CRITICAL: 1.5, Severity.HIGH: 1.0, Severity.MEDIUM: 0.5}
+RATING_RULE = "A1"
+
+
 def _severity(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
-    field = first(fields, "severity", "severityLevel", "alertSeverity")
-    if field is None:
+    rating = vendor_rating(alert.alert_provider, fields)
+    if rating is None:
         return []
-    label = severity_label(field.value)
-    if label == "high":
-        return [_cite("A1", 1.0, f"The source rated the alert {field.value}", field)]
-    if label == "medium":
-        return [_cite("A1", 0.5, f"The source rated the alert {field.value}", field)]
-    return []
-
-
-def severity_label(raw: str) -> str:
-    """Vendor severities to high/medium/low; numbers are GuardDuty's 0-10 scale (7+ high, 4+ medium)."""
-    text = raw.strip().lower()
-    try:
-        number = float(text)
-    except ValueError:
-        return {"critical": "high", "high": "high", "medium": "medium", "moderate": "medium"}.get(text, "low")
-    return "high" if number >= 7 else "medium" if number >= 4 else "low"
+    points = RATING_POINTS.get(rating.severity, 0.0)
+    finding = f"The source rated the alert {rating.field.value} ({rating.severity.value} on its scale)"
+    return [replace(_cite(RATING_RULE, points, finding, rating.field), vendor_severity=rating.severity.value)]
 
 
 def _category(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
@@ -372,7 +363,7 @@ def _testing_markers(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]
     """Admin-set tags (authorised scanner, red team), simulation flags, sample findings, the EICAR test file."""
     signals = [
         _cite(
-            "A5",
+            "A7",
             -5.0,
             f"The asset is labelled as security testing ({field.value})",
             field,
@@ -392,6 +383,11 @@ def _testing_markers(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]
                     explains=Explains.WRONG_DETECTION,
                 )
             )
+            break
+    for field in values(fields, *DESTINATION_KEYS):
+        if CONTROL_TEST_SERVICES.search(field.value):
+            finding = f"The activity involves a public security-control test service ({field.value})"
+            signals.append(_cite("A8", -4.0, finding, field, explains=Explains.WRONG_DETECTION))
             break
     for field in values(fields, "threatFamilyName", "threatName", "title", "malwareName"):
         if EICAR.search(field.value):
@@ -507,16 +503,9 @@ def injection_citations(alert: AlertFacts) -> list[Citation]:
 
 
 def _injection(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
-    """Text that addresses the AI is an attacker's move: recorded, scored, and never obeyed."""
-    for field in [*fields, Field("alert_type", "alerttype", "", alert.alert_type)]:
-        match = INJECTION.search(field.value)
-        if match:
-            finding = (
-                f"Alert text tries to instruct the investigator (prompt injection) in {field.path}: "
-                f"'{match.group(0)}'; treated as untrusted data, the plan is unchanged"
-            )
-            return [_cite("U1", INJECTION_POINTS, finding, field)]
-    return []
+    """Text that addresses the investigator is an attacker's move: noticed, cited, never obeyed nor scored."""
+    found = find_injection([*fields, Field("alert_type", "alerttype", "", alert.alert_type)])
+    return [injection_signal(found)] if found else []
 
 
 #: Software-deployment agents: a process they start is IT rolling something out, not an intruder.
@@ -613,11 +602,13 @@ def _departing_user(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
 
 
 OWN_DATA_LABELS = frozenset({"personal", "public", "general", "nonbusiness"})
+#: Where Purview-style records name a file's sensitivity label (a map label -> count is read by its keys).
+LABEL_NAME_KEYS = frozenset({"sensitivitylabel", "sensitivitylabelname", "labelname"})
 
 
 def _own_data(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """Every labelled file is the user's own (Personal/Public label): keeping it is not theft of company data."""
-    labels = [field for field in fields if field.parent == "sensitivitylabels" or field.key == "sensitivitylabel"]
+    labels = [field for field in fields if field.parent == "sensitivitylabels" or field.key in LABEL_NAME_KEYS]
     label_names = [
         field.key if field.parent == "sensitivitylabels" else re.sub(r"[^a-z]", "", field.value.lower())
         for field in labels
@@ -650,24 +641,33 @@ def _large_transfer(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     return []
 
 
-#: Enrichment that says the session is the user's usual one: known address, known client, MFA-backed.
-FAMILIAR_KEYS = (
-    "sourceIpSeenBefore",
-    "userAgentSeenBefore",
-    "knownDevice",
-    "knownIp",
-    "deviceSeenBefore",
-    "sessionMfa",
-)
+#: Okta writes each sign-in behaviour with its outcome: these, evaluated NEGATIVE, mean "seen before".
+FAMILIAR_BEHAVIOURS = re.compile(r"new (?:device|ip|geo-?location|city|state|country)\s*=\s*negative", re.IGNORECASE)
+#: Entra sign-in fields that say the device is the organization's own / the session passed MFA.
+MANAGED_DEVICE_KEYS = ("isCompliant", "isManaged")
+MFA_SESSION = (("mfaAuthenticated", "true"), ("authenticationRequirement", "multifactorauthentication"))
 FAMILIAR_POINTS = -1.0
 FAMILIAR_CAP = -2.0
 
 
 def _familiar_session(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
-    """Context, not an explanation: it argues against a stolen identity, not for the activity being allowed."""
-    familiar = [field for field in values(fields, *FAMILIAR_KEYS) if field.value.strip().lower() == "true"]
+    """Context, not an explanation: it argues against a stolen identity, not for the activity being allowed.
+
+    Read from the vendors' own fields: Okta's behaviours evaluated NEGATIVE, Entra's compliant or managed device,
+    an MFA-backed session (CloudTrail ``sessionContext.attributes.mfaAuthenticated``, Entra
+    ``authenticationRequirement``)."""
+    familiar: list[tuple[str, Field]] = []
+    behaviours = next((field for field in fields if len(FAMILIAR_BEHAVIOURS.findall(field.value)) >= 2), None)
+    if behaviours is not None:
+        familiar.append(("device, address and location seen before", behaviours))
+    device = next((f for f in values(fields, *MANAGED_DEVICE_KEYS) if f.value.strip().lower() == "true"), None)
+    if device is not None:
+        familiar.append(("a compliant or managed device", device))
+    mfa = next((f for key, want in MFA_SESSION for f in values(fields, key) if f.value.strip().lower() == want), None)
+    if mfa is not None:
+        familiar.append(("an MFA-backed session", mfa))
     if not familiar:
         return []
-    names = ", ".join(field.path.rsplit(".", 1)[-1] for field in familiar)
+    names = ", ".join(name for name, _ in familiar)
     points = max(FAMILIAR_CAP, FAMILIAR_POINTS * len(familiar))
-    return [_cite("S6", points, f"The session looks like the user's own ({names})", familiar[0])]
+    return [_cite("S6", points, f"The session looks like the user's own ({names})", familiar[0][1])]

@@ -2,32 +2,72 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from vigil.ai.schemas import CheckpointAnswer, Evidence
 from vigil.core.entities import Entities
 from vigil.evidence import records as read
 from vigil.evidence.signals import AlertFacts, Explains, Signal, StepOutput
 
-RELATED_MANY = 3
 DENIED_POINTS = 5.0
 CONFIRMED_POINTS = -3.0
+#: Related alerts already concluded malicious: one kind / two or more kinds of alert on the same subject.
+RELATED_CONFIRMED_POINTS = (1.0, 2.0)
+#: Related alerts not yet concluded, per distinct kind, at most `RELATED_OPEN_CAP`: they amplify suspicion the
+#: other evidence already raised (scoring.py drops them otherwise), so alerts about one busy user cannot make
+#: each other malicious.
+RELATED_OPEN_POINTS = 0.5
+RELATED_OPEN_CAP = 1.0
+RELATED_CONFIRMED_RULE = "R1"
+RELATED_OPEN_RULE = "R2"
 
 
 def related_alerts(item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Signal]:
-    """Earlier alerts about the same subject (user, host, address) in the organization: a pattern, not a one-off."""
-    related = read.count(item.output)
+    """Earlier alerts about the same subject (user, host, address): a pattern only when they are of different
+    kinds and, to count in full, already concluded malicious. Twenty copies of one alert are one kind; an alert
+    closed as benign says nothing against this one."""
     records = read.records(item.output)
-    if not related or not records:
+    if not records:
         return []
-    top = records[0]
+    own_kind = f"{alert.alert_provider}:{alert.alert_type}".lower()
+    confirmed: dict[str, dict[str, Any]] = {}
+    open_: dict[str, dict[str, Any]] = {}
+    for record in records:
+        kind = f"{read.raw(record, 'alert_provider')}:{read.raw(record, 'alert_type')}".lower()
+        disposition = read.raw(record, "disposition")
+        if disposition == "true_positive":
+            confirmed.setdefault(kind, record)
+        elif disposition in ("", "pending") and kind != own_kind:  # an open copy of this alert adds nothing
+            open_.setdefault(kind, record)
+    signals: list[Signal] = []
+    if confirmed:
+        points = RELATED_CONFIRMED_POINTS[min(len(confirmed), 2) - 1]
+        finding = f"{_kinds(confirmed)} about the same subject were already found malicious, e.g. {_quote(confirmed)}"
+        signals.append(_related(item, RELATED_CONFIRMED_RULE, points, finding, confirmed))
+    if open_:
+        points = min(RELATED_OPEN_CAP, RELATED_OPEN_POINTS * len(open_))
+        finding = f"{_kinds(open_)} about the same subject are still open, e.g. {_quote(open_)}"
+        signals.append(_related(item, RELATED_OPEN_RULE, points, finding, open_))
+    return signals
+
+
+def _kinds(found: dict[str, dict[str, Any]]) -> str:
+    return f"{len(found)} other kind(s) of alert in 30 days"
+
+
+def _quote(found: dict[str, dict[str, Any]]) -> str:
+    top = next(iter(found.values()))
     reason = read.raw(top, "reason") or "shares a subject entity"
-    quote = f"{read.raw(top, 'alert_id')} {read.raw(top, 'alert_type')}: {reason}"
+    return f"{read.raw(top, 'alert_id')} {read.raw(top, 'alert_type')}: {reason}"
+
+
+def _related(item: StepOutput, rule: str, points: float, finding: str, found: dict[str, dict[str, Any]]) -> Signal:
+    top = next(iter(found.values()))
     shared = read.nested(top, "shared")
     values = tuple(
         str(value) for kind_values in shared.values() if isinstance(kind_values, list) for value in kind_values
     )
-    points = 2.0 if related >= RELATED_MANY else 1.0
-    finding = f"{related} earlier alert(s) in 30 days concern the same subject, e.g. {quote}"
-    return [Signal.from_step(item, "R1", points, finding, "alerts[0].reason", quote, entities=values[:3])]
+    return Signal.from_step(item, rule, points, finding, "alerts[0].reason", _quote(found), entities=values[:3])
 
 
 def checkpoint_answer(item: Evidence) -> CheckpointAnswer | None:

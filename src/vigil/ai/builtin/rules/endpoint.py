@@ -8,7 +8,6 @@ account — not merely counted; the same artefact on other machines still means 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from vigil.ai.builtin.patterns import CLOUD_AGENTS, NETWORK_PROCESSES, SCRIPT_PROCESSES, behaviours_in
 from vigil.ai.builtin.rules.alert import HIGH_VALUE_TAG, TESTING_TAG, VENDOR_AUTHORISED, VENDOR_WRONG
@@ -19,7 +18,6 @@ from vigil.evidence.signals import AlertFacts, Explains, Signal, SkillReader, St
 
 SPREAD_WIDE = 5
 METADATA_ALERT = re.compile(r"metadata|imds|instance credential|credential exfiltration", re.IGNORECASE)
-HUNTING_CAP = 9.0
 EXFIL_BYTES = 100 * 1024 * 1024
 #: The vendor's machine risk levels that count, as it spells them.
 RISK_POINTS = {"High": 1.0, "Medium": 0.5}
@@ -37,7 +35,7 @@ def reader(reading: EventRows | AssetRecords | AlertRecords) -> SkillReader:
     return lambda item, alert, entities: machine_alerts(reading, item, alert)
 
 
-def _rows(columns: EventRows, item: StepOutput) -> tuple[str, list[dict[str, object]]]:
+def rows_of(columns: EventRows, item: StepOutput) -> tuple[str, list[dict[str, object]]]:
     """The rows and the key they came under (for locators), under a common envelope or the vendor's own."""
     output = item.output or {}
     key = next((key for key in columns.envelopes if key in output), columns.envelopes[0])
@@ -47,7 +45,7 @@ def _rows(columns: EventRows, item: StepOutput) -> tuple[str, list[dict[str, obj
 
 
 def event_rows(columns: EventRows, item: StepOutput, alert: AlertFacts, entities: Entities) -> list[Signal]:
-    key, rows = _rows(columns, item)
+    key, rows = rows_of(columns, item)
     signals: list[Signal] = []
     seen: set[str] = set()
     for index, row in enumerate(rows):
@@ -76,10 +74,6 @@ def event_rows(columns: EventRows, item: StepOutput, alert: AlertFacts, entities
     signals.extend(_platform_agent_metadata_reads(columns, item, alert, rows, key))
     signals.extend(_unusual_connections(columns, item, rows, key))
     signals.extend(_volume(columns, item, rows, key))
-    total = sum(signal.points for signal in signals)
-    if total > HUNTING_CAP:
-        scale = HUNTING_CAP / total
-        signals = [_scaled(signal, scale) for signal in signals]
     signals.extend(_spread(columns, item, rows, entities))
     return signals
 
@@ -114,10 +108,6 @@ def _platform_agent_metadata_reads(
             explains=Explains.WRONG_DETECTION,
         )
     ]
-
-
-def _scaled(signal: Signal, scale: float) -> Signal:
-    return replace(signal, points=round(signal.points * scale, 2))
 
 
 def _unusual_connections(columns: EventRows, item: StepOutput, rows: list[dict[str, object]], key: str) -> list[Signal]:
