@@ -37,6 +37,7 @@ from vigil.integrations.schemas import ConnectionCreate, ConnectionTestOut
 from vigil.integrations.secrets import EnvKeySource, SecretBox, generate_key
 from vigil.integrations.validation import resolve_integration
 from vigil.investigations.engine import build_engine
+from vigil.knowledge.bundle import bundles
 from vigil.logging_setup import configure_logging
 from vigil.orgs import service as orgs_service
 from vigil.settings import Settings, get_settings
@@ -494,6 +495,24 @@ def connection_delete(
 def secrets_generate_key() -> None:
     """Print a new random key for VIGIL_SECRET_KEY."""
     typer.echo(generate_key())
+
+
+@app.command("knowledge")
+def knowledge_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the provenance records as JSON.")] = False,
+) -> None:
+    """List the public knowledge bundles the built-in analyst carries: source, pinned commit, date, licence, counts."""
+    shipped = bundles()
+    if as_json:
+        typer.echo(json.dumps([bundle.model_dump(mode="json") for bundle in shipped], indent=2))
+        return
+    table = Table("NAME", "TITLE", "SOURCE", "COMMIT", "DATE", "LICENCE", "COUNTS")
+    for bundle in shipped:
+        table.add_row(
+            bundle.name, bundle.title, bundle.source, bundle.commit[:12], bundle.date, bundle.licence,
+            bundle.counts_text(),
+        )  # fmt: skip
+    console.print(table)
 
 
 @secrets_app.command("rotate")

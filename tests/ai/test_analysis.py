@@ -820,12 +820,18 @@ def test_a_push_count_from_the_identity_provider_is_push_fatigue() -> None:
     assert s5.quote == "11"
 
 
-def test_a_sign_in_from_a_hosting_provider_is_an_anonymising_network() -> None:
+def test_a_hosting_provider_asn_alone_is_not_an_anonymising_network() -> None:
     alert = _okta(securityContext={"asNumber": 14061, "asOrg": "DigitalOcean, LLC", "isp": "DigitalOcean"})
+
+    assert "S3" not in _rules(_analyze(alert, []))
+
+
+def test_a_sign_in_from_a_network_named_as_a_vpn_is_an_anonymising_network() -> None:
+    alert = _okta(securityContext={"asNumber": 39351, "asOrg": "Mullvad VPN AB", "isp": "Mullvad VPN"})
 
     s3 = _cited(_analyze(alert, []), "S3")
 
-    assert (s3.locator, s3.quote) == ("securityContext.asOrg", "DigitalOcean, LLC")
+    assert (s3.locator, s3.quote) == ("securityContext.asOrg", "Mullvad VPN AB")
 
 
 def test_okta_velocity_is_impossible_travel() -> None:

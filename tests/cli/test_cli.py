@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
 from tests.support.harness import Harness
 from vigil.cli import app
 from vigil.integrations.live_server import LiveServer
+from vigil.knowledge.bundle import bundles
 from vigil.settings import Settings
 
 runner = CliRunner()
@@ -86,3 +89,19 @@ def test_serve_and_worker_refuse_a_model_they_cannot_use(
 
     assert result.exit_code == 2, result.output
     assert "AI model 'nosuch:model' cannot be used: Unknown provider: nosuch" in " ".join(result.output.split())
+
+
+def test_knowledge_lists_every_bundle_with_its_provenance(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    shipped = bundles()
+    table = run("knowledge")
+    listed = json.loads(run("knowledge", "--json"))
+
+    assert [entry["name"] for entry in listed] == [bundle.name for bundle in shipped]
+    assert {"network", "attack", "identity"} <= {entry["name"] for entry in listed}
+    for bundle, entry in zip(shipped, listed, strict=True):
+        assert entry == bundle.model_dump(mode="json")
+        for text in (bundle.name, bundle.source, bundle.commit[:12], bundle.date, bundle.licence):
+            assert text in table, text
+        first_count = next(iter(bundle.counts))
+        assert f"{first_count.replace('_', ' ')} {bundle.counts[first_count]:,}" in table

@@ -15,6 +15,7 @@ from tests.support.console import (
     sign_in,
 )
 from vigil.auth import service as auth_service
+from vigil.knowledge.bundle import bundles
 from vigil.orgs import service as orgs_service
 from vigil.users.schemas import Role
 
@@ -337,3 +338,24 @@ def test_checkpoint_timeout_service_wide_and_per_organization(admin_page: Page, 
     with stack.db.read() as session:
         assert orgs_service.service_checkpoint_timeout(session) is None
         assert orgs_service.get_organization(session, "ACME").checkpoint_timeout_seconds is None
+
+
+def test_settings_page_lists_the_knowledge_bundles_with_their_provenance(admin_page: Page) -> None:
+    page = admin_page
+    page.goto("/settings")
+    table = page.locator("#knowledge")
+    shipped = bundles()
+    expect(table.locator("tbody tr")).to_have_count(len(shipped))
+    for bundle in shipped:
+        row = table.locator(f'tr[data-bundle="{bundle.name}"]')
+        for text in (
+            bundle.title,
+            bundle.source,
+            bundle.commit[:12],
+            bundle.date,
+            bundle.licence,
+            bundle.counts_text(),
+        ):
+            expect(row).to_contain_text(text)
+        expect(row.locator("code")).to_have_attribute("title", bundle.commit)
+    expect(table.locator('tr[data-bundle="attack"]')).to_contain_text("The MITRE Corporation")

@@ -18,9 +18,11 @@ from vigil.ai.builtin.injection import find_injection, injection_signal
 from vigil.ai.builtin.rules import sigma
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import RELATED_OPEN_RULE, checkpoint
+from vigil.ai.builtin.rules.context_lists import list_rules
 from vigil.ai.schemas import Evidence, EvidenceKind, EvidenceStatus
 from vigil.core.entities import Entities
 from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
+from vigil.knowledge.attack import tactics_of
 
 #: Behaviours a "yes, that was me" cannot explain: credential theft, ransomware, offensive tools, disabled
 #: defences, other alerts on and spread to other machines; vendor folders add theirs. (Injected text is never
@@ -28,7 +30,7 @@ from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
 CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3"})
 #: Explanations an attacker can imitate (process names) or that are one word an admin typed (a tag, a label):
 #: they never outweigh a strong behaviour, so no single tag clears an alert other evidence condemns.
-WEAK_EXPLANATIONS = frozenset({"A6", "A7", "A8", "D4", "H2", "I4"})
+WEAK_EXPLANATIONS = frozenset({"A6", "A7", "A8", "D4", "H2", "I4", "L8", "O1", "O6"})
 STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once; vendor
@@ -48,7 +50,7 @@ AMPLIFIERS = frozenset({RELATED_OPEN_RULE})
 
 
 def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evidence]) -> list[Signal]:
-    signals = alert_rules(alert)
+    signals = alert_rules(alert) + list_rules(alert, entities)
     document = parsed(alert.alert_content)
     for reader in vendor_knowledge.alert_readers():
         signals.extend(reader(alert, document))
@@ -67,6 +69,7 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
     signals = _cap_per_source(_amplifiers_need_suspicion(signals))
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
+    signals = [replace(s, tactics=tactics_of(s.techniques)) if s.techniques and not s.tactics else s for s in signals]
     signals.extend(_tactic_chain(signals))
     return signals
 

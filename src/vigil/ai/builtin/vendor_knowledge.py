@@ -9,9 +9,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from vigil.ai.builtin.rules import context, endpoint
+from vigil.ai.builtin.rules import context, endpoint, org_facts
 from vigil.ai.schemas import Evidence
 from vigil.core.entities import Entities
+from vigil.evidence.facts import ORG_FACTS_SKILL_ID
 from vigil.evidence.knowledge import AnalystKnowledge, Category, Lookup, LookupPlan, Reading
 from vigil.evidence.signals import AlertFacts, AlertReader, Signal, SkillReader
 from vigil.integrations.catalog import RELATED_SKILL_ID, vendor_modules
@@ -34,8 +35,9 @@ def _rule(reading: Reading) -> SkillReader:
 
 @functools.cache
 def skill_rules() -> dict[str, SkillReader]:
-    """Skill id -> the rule reading its output: Vigil's own related-alert lookup, then every vendor's."""
-    rules: dict[str, SkillReader] = {RELATED_SKILL_ID: context.related_alerts}
+    """Skill id -> the rule reading its output: Vigil's own related-alert lookup and organization facts, then every
+    vendor's."""
+    rules: dict[str, SkillReader] = {RELATED_SKILL_ID: context.related_alerts, ORG_FACTS_SKILL_ID: org_facts.org_facts}
     for knowledge in all_knowledge():
         rules.update((skill_id, _rule(reading)) for skill_id, reading in knowledge.readings.items())
     return rules

@@ -20,6 +20,7 @@ from vigil.durations import human_duration
 from vigil.errors import NotFound, ValidationFailed, VigilError
 from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 from vigil.integrations.secrets import SecretBox
+from vigil.knowledge.bundle import bundles
 from vigil.orgs import service as orgs_service
 from vigil.orgs.schemas import MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, MAX_NAME_LENGTH
 from vigil.web.deps import DbDep
@@ -431,6 +432,7 @@ def _settings_page(
             "service_base_url": settings.ai_base_url,
             "service_key_set": settings.ai_api_key is not None,
             "model_overrides": models,
+            "knowledge_bundles": bundles(),
             "timeout": ("" if stored is None else str(stored)) if timeout is None else timeout,
             "timeout_set": stored is not None,
             "timeout_effective": human_duration(effective),

@@ -107,16 +107,15 @@ CONTROL_TEST_SERVICES = re.compile(
     re.IGNORECASE,
 )
 DESTINATION_KEYS = ("destination", "destinationUrl", "url", "remoteUrl", "targetUrl", "uploadUrl", "domain")
-#: Sign-in context.
-HOSTING = re.compile(
-    r"digitalocean|amazon|\baws\b|google cloud|microsoft azure|\bovh|hetzner|linode|akamai|vultr|choopa|m247"
-    r"|leaseweb|contabo|scaleway|hostinger|datacamp|packethub|hostwinds|colocrossing|\btor\b|mullvad"
-    r"|nordvpn|expressvpn|proton ?vpn|private internet access|surfshark|ipvanish|hosting|datacenter|data center"
-    r"|\bvpn\b|proxy",
+#: Sign-in context. A hosting or cloud network is not suspicious by itself: which provider and service an
+#: address belongs to is read from the published lists (`rules/context_lists.py`); only anonymisers named as such
+#: by the network's owner count here.
+ANONYMISER_NETWORK = re.compile(
+    r"\btor\b|mullvad|nordvpn|expressvpn|proton ?vpn|private internet access|surfshark|ipvanish|\bvpn\b|proxy",
     re.IGNORECASE,
 )
 ASN_KEYS = ("asOrg", "asnOrg", "isp", "asn", "autonomousSystemOrganization", "organization", "asName", "networkOwner")
-ANON_FLAG_KEYS = ("isProxy", "isTor", "isAnonymous", "anonymizer", "isAnonymousProxy", "isHosting", "isVpn")
+ANON_FLAG_KEYS = ("isProxy", "isTor", "isAnonymous", "anonymizer", "isAnonymousProxy", "isVpn")
 LEGACY_PROTOCOLS = frozenset(
     {
         "imap",
@@ -463,11 +462,9 @@ def _anonymising_network(alert: AlertFacts, fields: Sequence[Field]) -> list[Sig
         if field.value.strip().lower() == "true":
             return [_cite("S3", 2.0, f"The source address is an anonymising proxy, VPN or Tor ({field.path})", field)]
     for field in values(fields, *ASN_KEYS):
-        if HOSTING.search(field.value):
+        if ANONYMISER_NETWORK.search(field.value):
             return [
-                _cite(
-                    "S3", 2.0, f"The source address belongs to a hosting or anonymising network ({field.value})", field
-                )
+                _cite("S3", 2.0, f"The source address belongs to a VPN, proxy or Tor network ({field.value})", field)
             ]
     return []
 
