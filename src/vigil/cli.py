@@ -506,13 +506,13 @@ def knowledge_list(
     if as_json:
         typer.echo(json.dumps([bundle.model_dump(mode="json") for bundle in shipped], indent=2))
         return
-    table = Table("NAME", "TITLE", "SOURCE", "COMMIT", "DATE", "LICENCE", "COUNTS")
+    # One block per bundle, never a table: sources and counts stay whole in a pipe or a narrow terminal.
     for bundle in shipped:
-        table.add_row(
-            bundle.name, bundle.title, bundle.source, bundle.commit[:12], bundle.date, bundle.licence,
-            bundle.counts_text(),
-        )  # fmt: skip
-    console.print(table)
+        licence = f"{bundle.licence} ({bundle.licence_file})" if bundle.licence_file else bundle.licence
+        typer.echo(f"{bundle.name} - {bundle.title}")
+        typer.echo(f"  source   {bundle.source} @ {bundle.commit[:12]} ({bundle.date})")
+        typer.echo(f"  licence  {licence}")
+        typer.echo(f"  counts   {bundle.counts_text()}\n")
 
 
 @secrets_app.command("rotate")
