@@ -70,6 +70,7 @@ MITRE_WEIGHTS: tuple[tuple[str, float, str], ...] = (
     ("T1098", 1.0, "account manipulation"),
 )
 MITRE_CAP = 3.0
+TECHNIQUE_ID = re.compile(r"T\d{4}(?:\.\d{3})?", re.IGNORECASE)
 #: The vendor's own decision about its alert.
 VENDOR_WRONG = frozenset({"falsepositive", "notmalicious", "securitytesting", "benign"})
 VENDOR_AUTHORISED = frozenset(
@@ -332,7 +333,9 @@ def _mitre(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     total = min(MITRE_CAP, sum(points for points, _ in seen.values()))
     names = ", ".join(f"{field.value} {name}" for name, (_, field) in seen.items())
     field = next(iter(seen.values()))[1]
-    return [_cite("A3", total, f"MITRE ATT&CK techniques of the alert: {names}", field)]
+    named = tuple(dict.fromkeys(f.value.strip().upper() for f in techniques if TECHNIQUE_ID.fullmatch(f.value.strip())))
+    signal = _cite("A3", total, f"MITRE ATT&CK techniques of the alert: {names}", field)
+    return [replace(signal, techniques=named)]
 
 
 def _vendor_decision(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
