@@ -19,7 +19,7 @@ from vigil.core.entities import Entities, extract_entities
 from vigil.db.base import epoch_now
 from vigil.investigations.related import NOISY_MIN_ALERTS, WINDOW_SECONDS, related_alerts
 
-MATCH_FIELDS = {"alert_id", "alert_type", "alert_provider", "created_at", "case_id", "shared", "reason"}
+MATCH_FIELDS = {"alert_id", "alert_type", "alert_provider", "created_at", "case_id", "disposition", "shared", "reason"}
 
 
 @pytest.fixture
@@ -180,3 +180,11 @@ def test_an_unknown_alert_has_no_related_alerts(harness: Harness) -> None:
         result = related_alerts(session, uuid.uuid4(), extract_entities(samples.OKTA_SIGNIN))
 
     assert result == {"count": 0, "alerts": [], "ignored_noisy": {}}
+
+
+def test_a_match_not_yet_concluded_has_no_disposition(harness: Harness, key: str) -> None:
+    """The analyst counts a related alert in full only once its case says malicious (docs/analyst.md R1/R2)."""
+    post(harness, key, sign_in("alice.smith@contoso.com"))
+    mine = post(harness, key, sign_in("alice.smith@contoso.com"))
+
+    assert related(harness, mine)["alerts"][0]["disposition"] is None

@@ -1,5 +1,5 @@
-"""How a vendor's records map onto Sigma's field names, declared by the vendor folder like a pySigma processing
-pipeline: which log source a record is (by a column such as Defender's ActionType) and which vendor column (or
+"""How a vendor's records map onto Sigma's field names, declared by the vendor folder like a Sigma processing
+pipeline: which log source a record is (by a column such as an ActionType) and which vendor column (or
 columns joined) each Sigma field is. The analyst evaluates Sigma rules over the mapped record only."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ _FILE_NAME = re.compile(r"\.[A-Za-z]{2,4}$")
 @dataclass(frozen=True)
 class JoinedPath:
     """A full path from a folder column and a file-name column; the folder column alone when it already ends
-    with the file name (Defender's hunting FolderPath does, its alert evidence's filePath does not). A folder
+    with the file name (some EDRs' folder columns hold the full path, others only the folder). A folder
     column naming some other file is inconsistent, and a file name alone is no path: none then, rather than a
     wrong one."""
 
