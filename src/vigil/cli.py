@@ -499,15 +499,6 @@ def connection_delete(
         console.print(f"Deleted connection '{name}'")
 
 
-def _parse_moment(text: str, option: str) -> int:
-    """A date (YYYY-MM-DD, midnight UTC) or an ISO 8601 time (UTC unless it names its offset) as epoch seconds."""
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValidationFailed(f"{option} takes YYYY-MM-DD or an ISO 8601 time.", code="invalid_time") from None
-    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
-
-
 @fact_app.command("add")
 def fact_add(
     org: Annotated[str, typer.Option(help="organization_code")],
@@ -528,16 +519,16 @@ def fact_add(
             "reason": reason,
             "owner": owner,
             "scope": scope,
-            "expires_at": _parse_moment(expires, "--expires"),
-            "window_start": None if window_start is None else _parse_moment(window_start, "--window-start"),
-            "window_end": None if window_end is None else _parse_moment(window_end, "--window-end"),
+            "expires_at": expires,
+            "window_start": window_start,
+            "window_end": window_end,
         }
         try:
             payload = FactCreate.model_validate(fields)
         except PydanticValidationError as error:
             first = error.errors()[0]
             raise ValidationFailed(
-                f"--{'-'.join(str(p) for p in first['loc'])}: {first['msg']}",
+                f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}",
                 details=field_errors(error.errors()),
             ) from None
         with database.write() as session:

@@ -127,6 +127,6 @@ def test_fact_add_refuses_what_the_api_refuses(cli_env: Settings) -> None:
     no_window = runner.invoke(app, [*base, "--kind", "change_window", "--value", "CHG-1", "--expires", "2099-01-01"])
     assert no_window.exit_code == 1
     bad_date = runner.invoke(app, [*base, "--kind", "approved_tool", "--value", "x", "--expires", "next week"])
-    assert bad_date.exit_code == 1 and "invalid_time" in bad_date.output
+    assert bad_date.exit_code == 1 and "expires_at: Give Unix epoch seconds or an ISO 8601" in bad_date.output
     unknown = runner.invoke(app, ["fact", "revoke", "00000000-0000-0000-0000-000000000001"])
     assert unknown.exit_code == 1 and "fact_not_found" in unknown.output

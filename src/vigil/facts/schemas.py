@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from vigil.evidence.facts import FactKind
 from vigil.input_types import EpochSeconds, Text
@@ -14,6 +17,24 @@ MAX_VALUE_LENGTH = 320  # organization_facts.value
 MAX_SCOPE_LENGTH = 500  # organization_facts.scope
 MAX_REASON_LENGTH = 2000
 MAX_OWNER_LENGTH = 320
+
+
+def _epoch(value: Any) -> Any:
+    """ISO 8601 text as epoch seconds (a date is midnight UTC, a time without an offset is UTC); numbers pass."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise PydanticCustomError("moment", "Give Unix epoch seconds or an ISO 8601 date or time.") from None
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+
+
+#: A moment as the API stores it (epoch seconds, UTC), also accepted as ISO 8601 text ("2027-03-01").
+Moment = Annotated[EpochSeconds, BeforeValidator(_epoch)]
 
 
 class FactStatus(StrEnum):
@@ -29,8 +50,11 @@ _VALUE_HELP = (
     "executable name for approved_tool; a change reference for change_window; an account (e-mail or user name) "
     "for vip_account and service_account."
 )
-_EXPIRES_HELP = "Unix epoch seconds, UTC: when the fact stops counting. Required, at most two years ahead."
-_WINDOW_HELP = "change_window only (and required there): Unix epoch seconds, UTC; the end must be after the start."
+_EXPIRES_HELP = (
+    "Epoch seconds (or ISO 8601, UTC unless an offset is given): when the fact stops counting. Required, at most "
+    "two years ahead."
+)
+_WINDOW_HELP = "change_window only (and required there): epoch seconds or ISO 8601; the end must be after the start."
 
 
 class FactCreate(BaseModel):
@@ -47,9 +71,9 @@ class FactCreate(BaseModel):
     )
     reason: Text = Field(min_length=1, max_length=MAX_REASON_LENGTH, description="Why it is true; cited with it.")
     owner: Text = Field(max_length=MAX_OWNER_LENGTH, description="E-mail of the person who vouches for the fact.")
-    expires_at: EpochSeconds = Field(description=_EXPIRES_HELP)
-    window_start: EpochSeconds | None = Field(default=None, description=_WINDOW_HELP)
-    window_end: EpochSeconds | None = Field(default=None, description=_WINDOW_HELP)
+    expires_at: Moment = Field(description=_EXPIRES_HELP)
+    window_start: Moment | None = Field(default=None, description=_WINDOW_HELP)
+    window_end: Moment | None = Field(default=None, description=_WINDOW_HELP)
 
 
 class FactUpdate(BaseModel):
@@ -62,9 +86,9 @@ class FactUpdate(BaseModel):
     reason: Text | None = Field(default=None, min_length=1, max_length=MAX_REASON_LENGTH)
     scope: Text | None = Field(default=None, max_length=MAX_SCOPE_LENGTH)
     owner: Text | None = Field(default=None, max_length=MAX_OWNER_LENGTH)
-    expires_at: EpochSeconds | None = Field(default=None, description="At most two years ahead.")
-    window_start: EpochSeconds | None = Field(default=None, description=_WINDOW_HELP)
-    window_end: EpochSeconds | None = Field(default=None, description=_WINDOW_HELP)
+    expires_at: Moment | None = Field(default=None, description="At most two years ahead.")
+    window_start: Moment | None = Field(default=None, description=_WINDOW_HELP)
+    window_end: Moment | None = Field(default=None, description=_WINDOW_HELP)
 
 
 class FactOut(BaseModel):
