@@ -21,6 +21,7 @@ from vigil.console.router import CONSOLE_STATIC_DIR
 from vigil.console.router import router as console_router
 from vigil.console.security import ConsoleSigner, SignInThrottle
 from vigil.db.session import Database
+from vigil.facts.router import router as facts_router
 from vigil.integrations.catalog import vendor_modules
 from vigil.integrations.http import OutboundClient
 from vigil.integrations.policy import OutboundPolicy
@@ -109,6 +110,7 @@ def create_app(
     app.include_router(api_docs_router)
     app.include_router(health_router)
     app.include_router(orgs_router)
+    app.include_router(facts_router)
     app.include_router(alerts_router)
     app.include_router(cases_router)
     app.include_router(playbooks_router)

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import sys
 import threading
@@ -21,15 +22,20 @@ from typing import TYPE_CHECKING, Annotated
 import httpx
 import typer
 import uvicorn
+from pydantic import ValidationError as PydanticValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from vigil.auth import service as auth_service
 from vigil.auth.schemas import Principal
+from vigil.db.base import epoch_now
 from vigil.db.migrate import upgrade
 from vigil.db.session import Database
-from vigil.errors import ValidationFailed, VigilError
+from vigil.errors import ValidationFailed, VigilError, field_errors
+from vigil.evidence.facts import FactKind
+from vigil.facts import service as facts_service
+from vigil.facts.schemas import FactCreate
 from vigil.integrations import rotation
 from vigil.integrations import service as connections
 from vigil.integrations.http import OutboundClient
@@ -64,9 +70,13 @@ connection_app = typer.Typer(
     help="Integration connections (vendor credentials per organization).", no_args_is_help=True
 )
 secrets_app = typer.Typer(help="The key that encrypts stored secrets.", no_args_is_help=True)
+fact_app = typer.Typer(
+    help="Organization facts (authorised scanners, VPN egress, approved tools, change windows…).", no_args_is_help=True
+)
 app.add_typer(alert_app, name="alert")
 app.add_typer(connection_app, name="connection")
 app.add_typer(secrets_app, name="secrets")
+app.add_typer(fact_app, name="fact")
 
 console = Console()
 CLI_ACTOR = "cli"
@@ -489,6 +499,80 @@ def connection_delete(
         connection = connections.find_connection(session, org, name, CLI_PRINCIPAL)
         connections.delete_connection(session, CLI_PRINCIPAL, connection.connection_uuid)
         console.print(f"Deleted connection '{name}'")
+
+
+@fact_app.command("add")
+def fact_add(
+    org: Annotated[str, typer.Option(help="organization_code")],
+    kind: Annotated[FactKind, typer.Option(help="What the fact says.")],
+    value: Annotated[str, typer.Option(help="IP/CIDR (network kinds), tool name, change reference or account.")],
+    reason: Annotated[str, typer.Option(help="Why it is true (cited with it).")],
+    owner: Annotated[str, typer.Option(help="E-mail of whoever vouches for it.")],
+    expires: Annotated[str, typer.Option(help="YYYY-MM-DD (UTC); at most two years ahead.")],
+    scope: Annotated[str | None, typer.Option(help="Where it holds, in words.")] = None,
+    window_start: Annotated[str | None, typer.Option(help="change_window: ISO 8601 start (UTC).")] = None,
+    window_end: Annotated[str | None, typer.Option(help="change_window: ISO 8601 end (UTC).")] = None,
+) -> None:
+    """Record an organization fact; it counts until it expires or is revoked."""
+    with _database() as database:
+        fields = {
+            "kind": kind,
+            "value": value,
+            "reason": reason,
+            "owner": owner,
+            "scope": scope,
+            "expires_at": expires,
+            "window_start": window_start,
+            "window_end": window_end,
+        }
+        try:
+            payload = FactCreate.model_validate(fields)
+        except PydanticValidationError as error:
+            first = error.errors()[0]
+            raise ValidationFailed(
+                f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}",
+                details=field_errors(error.errors()),
+            ) from None
+        with database.write() as session:
+            organization, fact = facts_service.create_fact(session, CLI_PRINCIPAL, org, payload, actor=CLI_ACTOR)
+            console.print(
+                f"Recorded {fact.kind} {escape(fact.value)} for {organization.organization_code} "
+                f"until {_when(fact.expires_at)} (id {fact.fact_uuid})",
+                soft_wrap=True,
+            )
+
+
+@fact_app.command("list")
+def fact_list(
+    org: Annotated[str, typer.Option(help="organization_code")],
+    show_all: Annotated[bool, typer.Option("--all", help="Also expired and revoked facts.")] = False,
+) -> None:
+    """List an organization's active facts (with --all, the expired and revoked ones too)."""
+    with _database() as database, database.read() as session:
+        _, facts = facts_service.list_facts(session, CLI_PRINCIPAL, org, active=None if show_all else True)
+        table = Table("KIND", "VALUE", "SCOPE", "OWNER", "EXPIRES", "STATUS", "REASON")
+        table.add_column("ID", no_wrap=True)
+        for fact in facts:
+            table.add_row(
+                fact.kind,
+                escape(fact.value),
+                escape(fact.scope or "-"),
+                fact.owner,
+                _when(fact.expires_at),
+                facts_service.status_of(fact, epoch_now()).value,
+                escape(fact.reason),
+                str(fact.fact_uuid),
+            )
+        # Measured now, not at import: a pipe gets a wide table (160 columns), a terminal its own width.
+        Console(width=shutil.get_terminal_size((160, 24)).columns).print(table)
+
+
+@fact_app.command("revoke")
+def fact_revoke(fact_id: Annotated[str, typer.Argument(help="The fact's id (UUID), as `fact list` shows it.")]) -> None:
+    """Revoke a fact: the analyst stops reading it at once; it stays listed (--all) as revoked."""
+    with _database() as database, database.write() as session:
+        organization, fact = facts_service.revoke_fact(session, CLI_PRINCIPAL, fact_id, actor=CLI_ACTOR)
+        console.print(f"Revoked {fact.kind} {escape(fact.value)} of {organization.organization_code}")
 
 
 @secrets_app.command("generate-key")

@@ -7,6 +7,7 @@ from vigil.alerts import models as alerts_models
 from vigil.auth import models as auth_models
 from vigil.cases import models as cases_models
 from vigil.db.base import Base
+from vigil.facts import models as facts_models
 from vigil.integrations import models as integrations_models
 from vigil.integrations.catalog import vendor_modules
 from vigil.investigations import models as investigations_models
@@ -22,6 +23,7 @@ __all__ = [
     "alerts_models",
     "auth_models",
     "cases_models",
+    "facts_models",
     "integrations_models",
     "investigations_models",
     "orgs_models",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from typer.testing import CliRunner
@@ -105,3 +107,44 @@ def test_knowledge_lists_every_bundle_with_its_provenance(monkeypatch: pytest.Mo
             assert text in table, text
         first_count = next(iter(bundle.counts))
         assert f"{first_count.replace('_', ' ')} {bundle.counts[first_count]:,}" in table
+
+
+def test_fact_add_list_and_revoke(cli_env: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")  # the whole table on one line per fact
+    run("org", "add", "ACME")
+    expires = (datetime.now(UTC) + timedelta(days=60)).strftime("%Y-%m-%d")
+    added = run(
+        "fact", "add", "--org", "acme", "--kind", "authorised_scanner", "--value", "198.51.100.7",
+        "--reason", "Quarterly external scan", "--owner", "alice@acme.example", "--expires", expires,
+        "--scope", "external perimeter",
+    )  # fmt: skip
+    assert f"Recorded authorised_scanner 198.51.100.7 for ACME until {expires}" in added
+    fact_id = re.search(r"id ([0-9a-f-]{36})", added)
+    assert fact_id is not None
+    window = run(
+        "fact", "add", "--org", "ACME", "--kind", "change_window", "--value", "CHG-2041", "--reason", "Patch night",
+        "--owner", "bob@acme.example", "--expires", expires,
+        "--window-start", "2026-12-01T22:00", "--window-end", "2026-12-02T02:00",
+    )  # fmt: skip
+    assert "Recorded change_window CHG-2041" in window
+    listing = run("fact", "list", "--org", "ACME")
+    assert "198.51.100.7" in listing and "CHG-2041" in listing and "active" in listing
+
+    assert "Revoked authorised_scanner 198.51.100.7 of ACME" in run("fact", "revoke", fact_id.group(1))
+    assert "198.51.100.7" not in run("fact", "list", "--org", "ACME")
+    assert "revoked" in run("fact", "list", "--org", "ACME", "--all")
+
+
+def test_fact_add_refuses_what_the_api_refuses(cli_env: Settings) -> None:
+    run("org", "add", "ACME")
+    base = ["fact", "add", "--org", "ACME", "--reason", "r", "--owner", "alice@acme.example"]
+    past = runner.invoke(app, [*base, "--kind", "vpn_egress", "--value", "192.0.2.0/24", "--expires", "2020-01-01"])
+    assert past.exit_code == 1 and "invalid_expiry" in past.output
+    bad_ip = runner.invoke(app, [*base, "--kind", "vpn_egress", "--value", "vpn.acme", "--expires", "2099-01-01"])
+    assert bad_ip.exit_code == 1 and "invalid_fact_value" in bad_ip.output
+    no_window = runner.invoke(app, [*base, "--kind", "change_window", "--value", "CHG-1", "--expires", "2099-01-01"])
+    assert no_window.exit_code == 1
+    bad_date = runner.invoke(app, [*base, "--kind", "approved_tool", "--value", "x", "--expires", "next week"])
+    assert bad_date.exit_code == 1 and "expires_at: Give Unix epoch seconds or an ISO 8601" in bad_date.output
+    unknown = runner.invoke(app, ["fact", "revoke", "00000000-0000-0000-0000-000000000001"])
+    assert unknown.exit_code == 1 and "fact_not_found" in unknown.output

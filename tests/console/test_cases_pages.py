@@ -112,10 +112,11 @@ def test_analyst_works_a_case_from_list_to_close(page: Page, stack: ConsoleStack
     }
     assert "user1@acme.example" in api_case["summary"] and "203.0.113.1" in api_case["summary"]
     evidence = page.locator(".evidence-step")
-    expect(evidence.first).to_contain_text("Look up related alerts")
+    expect(evidence.first).to_contain_text("Organization facts")  # the organization's context, read before analysis
+    related = evidence.filter(has_text="Look up related alerts").first
     expect(evidence.last).to_contain_text("analyze")
-    evidence.first.locator("summary").first.click()
-    expect(evidence.first.locator(".related-alerts, pre").first).to_be_visible()  # related alerts read as a table
+    related.locator("summary").first.click()
+    expect(related.locator(".related-alerts, pre").first).to_be_visible()  # related alerts read as a table
     expect(timeline(page)).to_contain_text("Vigil AI")
     expect(page.get_by_role("link", name="Investigator", exact=True)).to_have_attribute(
         "href", re.compile(r"^/investigators/")

@@ -26,4 +26,4 @@ def test_migrated_database_matches_the_models(db_url: str) -> None:
 def test_migration_history_has_a_single_head() -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    assert ScriptDirectory.from_config(config).get_heads() == ["0018"]
+    assert ScriptDirectory.from_config(config).get_heads() == ["0019"]

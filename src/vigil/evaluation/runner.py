@@ -619,6 +619,7 @@ class _Session:
         try:
             self.harness.add_org(code, scenario.id[:200])
             chat = self._connect(scenario, code)
+            self._record_facts(scenario, code)
             self._load_fakes(scenario)
             for earlier in scenario.history:
                 posted = self._post_alert(code, earlier.alert_provider, earlier.alert_type, earlier.content_text())
@@ -678,6 +679,22 @@ class _Session:
             if integration_id in chat_integration_ids() and isinstance(fake, ChatScenarioFake):
                 chat = (fake, str(created["webhook_token"]))
         return chat
+
+    def _record_facts(self, scenario: Scenario, code: str) -> None:
+        """The scenario's organization facts, through the API as the organization records them; an already expired
+        one (``expires_in_days`` ≤ 0) is recorded for a day and then ended as of its expiry, the way it lapsed."""
+        day, now = 24 * 3600, int(time.time())
+        for fact in scenario.organization_facts:
+            body = fact.model_dump(exclude={"expires_in_days"}) | {
+                "expires_at": now + max(fact.expires_in_days, 1) * day
+            }
+            created = self._post(f"/serviceapi/organizations/{code}/facts", body, 201)
+            if fact.expires_in_days <= 0:
+                path = f"/serviceapi/organizations/{code}/facts/{created['fact_uuid']}"
+                ended = {"expires_at": now + fact.expires_in_days * day}
+                response = self.harness.client.patch(path, json=ended, headers=self._auth)
+                if response.status_code != 200:
+                    raise _Failure(f"PATCH {path}: HTTP {response.status_code} {response.text[:300]}")
 
     def _load_fakes(self, scenario: Scenario) -> None:
         for integration_id in scenario.integrations.connected():

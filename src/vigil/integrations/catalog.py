@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import AfterValidator
 
 import vigil.integrations
+from vigil.evidence.facts import ORG_FACTS_SKILL_ID
 from vigil.input_types import Text
 from vigil.integrations.errors import UnknownIntegrationError, UnknownSkillError
 from vigil.integrations.framework import ConnectionField, Integration, Skill, registered_skills
@@ -49,7 +50,10 @@ def vendor_modules(name: str) -> list[ModuleType]:
 VIGIL_INTEGRATION_ID = "vigil"
 RELATED_SKILL_ID = "vigil.related_alerts"
 #: Vigil's own skills: id → display name.
-VIGIL_SKILL_NAMES: dict[str, str] = {RELATED_SKILL_ID: "Look up related alerts"}
+VIGIL_SKILL_NAMES: dict[str, str] = {
+    RELATED_SKILL_ID: "Look up related alerts",
+    ORG_FACTS_SKILL_ID: "Organization facts",  # run by the engine before every analysis, never a playbook step
+}
 
 
 def all_integrations() -> list[Integration]:

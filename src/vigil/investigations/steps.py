@@ -15,6 +15,8 @@ from sqlalchemy.orm import Session
 from vigil.ai.schemas import EvidenceStatus
 from vigil.db.base import epoch_now
 from vigil.db.session import Database
+from vigil.evidence.facts import ORG_FACTS_SKILL_ID
+from vigil.facts.service import analysis_evidence
 from vigil.input_types import MAX_CHECKPOINT_TIMEOUT_SECONDS, MIN_CHECKPOINT_TIMEOUT_SECONDS
 from vigil.integrations.bridge import AsyncBridge
 from vigil.integrations.catalog import (
@@ -136,6 +138,17 @@ class NoInputs(BaseModel):
 
 
 NO_INPUTS = NoInputs.model_json_schema()
+#: The organization's facts are read by the engine before every analysis, not by a playbook step an edit could
+#: drop; their record sits ahead of every playbook step (follow-ups, at -1, are never stored).
+ORG_FACTS_POSITION = -2
+ORG_FACTS_STEP = SkillStep(name="Organization facts", skill=ORG_FACTS_SKILL_ID)
+
+
+def organization_facts(session: Session, plan: InvestigationPlan) -> dict[str, Any]:
+    organization_uuid = plan.organization_uuid or organization_of(session, plan.alert_uuid)
+    return analysis_evidence(session, organization_uuid, plan.entities)
+
+
 #: What each of Vigil's own skills is for, as an AI investigator reads it in the catalog.
 INTERNAL_SKILL_PURPOSES: dict[str, str] = {
     RELATED_SKILL_ID: "Other alerts of this organization that share this alert's subject users, hosts, "
@@ -224,14 +237,30 @@ class StepRunner:
                 error=f"Skipped: the alert has no value for {', '.join(empty)}",
             )
         if step.skill in INTERNAL_SKILLS:
-            return self._run_internal_skill(plan, step, base)
+            return self._run_internal_skill(plan, step, base, INTERNAL_SKILLS[step.skill])
         return self._run_vendor_skill(plan, step, base, inputs)
 
-    def _run_internal_skill(self, plan: InvestigationPlan, step: SkillStep, base: dict[str, Any]) -> StepRecord:
+    def run_organization_facts(self, plan: InvestigationPlan) -> StepRecord:
+        """The organization's active facts, recorded as evidence before the analysis (a failure is one step)."""
+        started, clock = epoch_now(), time.perf_counter()
+        base: dict[str, Any] = {
+            "position": ORG_FACTS_POSITION,
+            "name": ORG_FACTS_STEP.name,
+            "kind": "skill",
+            "skill_id": ORG_FACTS_SKILL_ID,
+            "started_at": started,
+        }
+        record = self._run_internal_skill(plan, ORG_FACTS_STEP, base, organization_facts)
+        record.duration_ms = int((time.perf_counter() - clock) * 1000)
+        return record
+
+    def _run_internal_skill(
+        self, plan: InvestigationPlan, step: SkillStep, base: dict[str, Any], skill: InternalSkill
+    ) -> StepRecord:
         """A crashing internal skill is one failed step (its `on_error` decides), not a crashed investigation."""
         try:
             with self.db.read() as session:
-                output = INTERNAL_SKILLS[step.skill](session, plan)
+                output = skill(session, plan)
         except Exception as error:
             logger.exception("internal skill %r failed", step.skill)
             return self._failed(
@@ -305,7 +334,7 @@ class StepRunner:
             "started_at": started,
         }
         if skill_id in INTERNAL_SKILLS:
-            record = self._run_internal_skill(plan, step, base)
+            record = self._run_internal_skill(plan, step, base, INTERNAL_SKILLS[skill_id])
         else:
             try:
                 writes = get_skill(skill_id).writes

@@ -417,7 +417,8 @@ def _verdict(plan_json: str, records_json: str) -> str:
     """The verdict, reached at workflow level so each model request and follow-up skill is its own step."""
     plan = InvestigationPlan.model_validate_json(plan_json)
     organization_uuid = plan.organization_uuid or uuid.UUID(_organization_of(str(plan.alert_uuid)))
-    evidence = service.as_evidence(_RECORDS.validate_json(records_json))
+    facts = StepRecord.model_validate_json(_organization_facts(plan_json))
+    evidence = service.as_evidence([facts, *_RECORDS.validate_json(records_json)])
     investigator = _investigator(organization_uuid)
     calls = AiCalls(durable=_WorkflowCalls(str(plan.alert_uuid), plan.attempt))
     if investigator.takes_tools:
@@ -428,6 +429,17 @@ def _verdict(plan_json: str, records_json: str) -> str:
             tool_skills=[skill for skill in available.skills if not skill.writes],
         )
     return investigator.analyze(plan.facts, plan.entities, evidence, calls).model_dump_json()
+
+
+@DBOS.step(name="vigil.organization_facts")
+def _organization_facts(plan_json: str) -> str:
+    """The organization's active facts as they are now, recorded (and replayed) as the analysis's first evidence."""
+    rt = runtime()
+    plan = InvestigationPlan.model_validate_json(plan_json)
+    record = rt.steps.run_organization_facts(plan)
+    with rt.db.write() as session:
+        service.record_step(session, plan.alert_uuid, plan.attempt, record)
+    return record.model_dump_json()
 
 
 @DBOS.step(name="vigil.organization_of")
