@@ -28,7 +28,7 @@ SUSPICIOUS_AT = 2.0
 #: Benign context (not an explanation) at least this strong, against a suspicious score, is a real conflict.
 CONFLICT_AT = -2.0
 #: Benign context that argues against compromise without explaining the activity.
-CONTEXT_RULES = frozenset({"S6"})
+CONTEXT_RULES = frozenset({"S6", "O2"})
 CRITICAL_AT = 9.0
 IMPACT_RULES = frozenset({"H1", "H2", "H5", "H10", "D3", "A4"})
 RANSOMWARE_POINTS = 3.0

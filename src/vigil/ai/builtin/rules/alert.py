@@ -649,6 +649,8 @@ FAMILIAR_BEHAVIOURS = re.compile(r"new (?:device|ip|geo-?location|city|state|cou
 #: Entra sign-in fields that say the device is the organization's own / the session passed MFA.
 MANAGED_DEVICE_KEYS = ("isCompliant", "isManaged")
 MFA_SESSION = (("mfaAuthenticated", "true"), ("authenticationRequirement", "multifactorauthentication"))
+#: Roles IAM Identity Center creates: such a session began with a sign-in at the organization's identity provider.
+SSO_ROLE = re.compile(r"\bAWSReservedSSO_[A-Za-z0-9+=,.@_-]+")
 FAMILIAR_POINTS = -1.0
 FAMILIAR_CAP = -2.0
 
@@ -658,7 +660,7 @@ def _familiar_session(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal
 
     Read from the vendors' own fields: Okta's behaviours evaluated NEGATIVE, Entra's compliant or managed device,
     an MFA-backed session (CloudTrail ``sessionContext.attributes.mfaAuthenticated``, Entra
-    ``authenticationRequirement``)."""
+    ``authenticationRequirement``), an AWS IAM Identity Center role (``AWSReservedSSO_…``)."""
     familiar: list[tuple[str, Field]] = []
     behaviours = next((field for field in fields if len(FAMILIAR_BEHAVIOURS.findall(field.value)) >= 2), None)
     if behaviours is not None:
@@ -669,6 +671,9 @@ def _familiar_session(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal
     mfa = next((f for key, want in MFA_SESSION for f in values(fields, key) if f.value.strip().lower() == want), None)
     if mfa is not None:
         familiar.append(("an MFA-backed session", mfa))
+    sso = next((f for f in fields if SSO_ROLE.search(f.value)), None)
+    if sso is not None:
+        familiar.append(("a session through the organization's single sign-on", sso))
     if not familiar:
         return []
     names = ", ".join(name for name, _ in familiar)
