@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Annotated
 import httpx
 import typer
 import uvicorn
-from pydantic import ValidationError as PydanticValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -32,7 +31,7 @@ from vigil.auth.schemas import Principal
 from vigil.db.base import epoch_now
 from vigil.db.migrate import upgrade
 from vigil.db.session import Database
-from vigil.errors import ValidationFailed, VigilError, field_errors
+from vigil.errors import ValidationFailed, VigilError
 from vigil.evidence.facts import FactKind
 from vigil.facts import service as facts_service
 from vigil.facts.schemas import FactCreate
@@ -525,14 +524,7 @@ def fact_add(
             "window_start": window_start,
             "window_end": window_end,
         }
-        try:
-            payload = FactCreate.model_validate(fields)
-        except PydanticValidationError as error:
-            first = error.errors()[0]
-            raise ValidationFailed(
-                f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}",
-                details=field_errors(error.errors()),
-            ) from None
+        payload = FactCreate.from_fields(fields)
         with database.write() as session:
             organization, fact = facts_service.create_fact(session, CLI_PRINCIPAL, org, payload, actor=CLI_ACTOR)
             console.print(

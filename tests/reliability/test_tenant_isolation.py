@@ -11,6 +11,7 @@ An all-organizations key and a console admin still reach B's objects.
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from vigil.users.schemas import Role
 
 PASSWORD = "correct horse battery staple"
 #: Path parameters that carry a tenant-owned object, and the organization-code parameters (SPEC §2: 403).
-OBJECT_PARAMS = {"alert_ref", "case_ref", "playbook_uuid", "connection_uuid"}
+OBJECT_PARAMS = {"alert_ref", "case_ref", "playbook_uuid", "connection_uuid", "fact_uuid"}
 CODE_PARAMS = {"organization_code", "code"}
 #: Routes with no principal to scope: documentation, probes and static files.
 PUBLIC = {"/openapi.json", "/docs", "/redoc", "/favicon.ico", "/healthz", "/readyz", "/metrics", "/static"}
@@ -62,6 +63,7 @@ class Tenant:
     connection_uuid: str = ""
     user_uuid: str = ""
     key_uuid: str = ""
+    fact_uuid: str = ""
     marker: str = ""  # in the alert content, the playbook's alert type and the connection's name
     owned: dict[str, set[uuid.UUID]] = field(default_factory=dict)  # owner column → this tenant's ids
 
@@ -78,6 +80,7 @@ class Tenant:
             "slug": ["cloudflare"],
             "key_uuid": [self.key_uuid],
             "user_id": [self.user_uuid],
+            "fact_uuid": [self.fact_uuid],
         }.get(name)
         assert values is not None, f"the tenant walk cannot classify the path parameter {{{name}}}; add it here"
         return values
@@ -92,6 +95,7 @@ class Tenant:
             self.case_uuid,
             self.playbook_uuid,
             self.connection_uuid,
+            self.fact_uuid,
         }
         return {text for text in texts if text}
 
@@ -122,6 +126,23 @@ def _bodies(code: str) -> dict[tuple[str, str], dict[str, Any]]:
         ("DELETE", "/serviceapi/connections/{connection_uuid}"): {},
         ("POST", "/serviceapi/connections/{connection_uuid}/test"): {},
         ("POST", "/serviceapi/connections/{connection_uuid}/webhook-token"): {},
+        ("POST", "/serviceapi/organizations/{organization_code}/facts"): {
+            "kind": "authorised_scanner",
+            "value": "192.0.2.1",
+            "reason": "taken over",
+            "owner": "taken@vigil.test",
+            "expires_at": int(time.time()) + 86400,
+        },
+        ("PATCH", "/serviceapi/organizations/{organization_code}/facts/{fact_uuid}"): {"reason": "taken over"},
+        ("DELETE", "/serviceapi/organizations/{organization_code}/facts/{fact_uuid}"): {},
+        ("POST", "/facts/{code}"): {
+            "kind": "authorised_scanner",
+            "value": "192.0.2.1",
+            "reason": "taken over",
+            "owner": "taken@vigil.test",
+            "expires": "2099-01-01",
+        },
+        ("POST", "/facts/{code}/{fact_uuid}/revoke"): {},
         ("POST", "/alerts/{alert_ref}/retry"): {},
         ("POST", "/alerts/{alert_ref}/type"): {"alert_type": "Taken over"},
         ("POST", "/cases/{case_ref}/change"): {"field": "status", "value": "closed"},
@@ -237,6 +258,19 @@ def _setup_tenant(harness: Harness, admin_key: str, code: str, name: str) -> Ten
     )
     assert connection.status_code == 201, connection.text
     tenant.connection_uuid = connection.json()["connection_uuid"]
+    fact = harness.client.post(
+        f"/serviceapi/organizations/{code}/facts",
+        json={
+            "kind": "vpn_egress",
+            "value": "198.51.100.0/24",
+            "reason": f"VPN {tenant.marker}",
+            "owner": "net@vigil.test",
+            "expires_at": int(time.time()) + 86400,
+        },
+        headers={"Authorization": f"Bearer {admin_key}"},
+    )
+    assert fact.status_code == 201, fact.text
+    tenant.fact_uuid = fact.json()["fact_uuid"]
     analysis = Analysis(
         verdict=Verdict.SUSPICIOUS,
         severity=Severity.MEDIUM,
@@ -280,6 +314,7 @@ def _setup_tenant(harness: Harness, admin_key: str, code: str, name: str) -> Ten
             "connection_uuid": {uuid.UUID(tenant.connection_uuid)},
             "user_uuid": {user.user_uuid},
             "key_uuid": {key.key_uuid},
+            "fact_uuid": {uuid.UUID(tenant.fact_uuid)},
         }
     return tenant
 

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import RedirectResponse
 
 from vigil.console.deps import IdentityDep, check_csrf
-from vigil.console.pages import admin, alerts, cases, dashboard, integrations, investigators, signin, users
+from vigil.console.pages import admin, alerts, cases, dashboard, facts, integrations, investigators, signin, users
 
 CONSOLE_STATIC_DIR = Path(__file__).parent / "static"
 
@@ -23,5 +23,5 @@ def home(identity: IdentityDep) -> RedirectResponse:
     return RedirectResponse("/dashboard", status_code=303)
 
 
-for page in (signin, dashboard, alerts, cases, investigators, integrations, admin, users):
+for page in (signin, dashboard, alerts, cases, investigators, integrations, facts, admin, users):
     router.include_router(page.router)

@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
+from vigil.errors import ValidationFailed, field_errors
 from vigil.evidence.facts import FactKind
 from vigil.input_types import EpochSeconds, Text
 
@@ -74,6 +75,17 @@ class FactCreate(BaseModel):
     expires_at: Moment = Field(description=_EXPIRES_HELP)
     window_start: Moment | None = Field(default=None, description=_WINDOW_HELP)
     window_end: Moment | None = Field(default=None, description=_WINDOW_HELP)
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> FactCreate:
+        """From a form or the command line (blank optional fields left out): the API's 422 as a `ValidationFailed`
+        naming the first field, so the console and the CLI show the refusal the API would give."""
+        try:
+            return cls.model_validate({name: value for name, value in fields.items() if value not in (None, "")})
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "fact"
+            raise ValidationFailed(f"{where}: {first['msg']}", details=field_errors(error.errors())) from None
 
 
 class FactUpdate(BaseModel):

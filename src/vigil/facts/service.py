@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from vigil.auth.schemas import Principal
@@ -239,6 +239,18 @@ def list_facts(
         query = query.where((OrganizationFact.revoked_at.is_not(None)) | (OrganizationFact.expires_at <= now))
     rows = session.scalars(scoped(query, principal).order_by(OrganizationFact.kind, OrganizationFact.value))
     return organization, list(rows)
+
+
+def active_counts(session: Session, principal: Principal) -> dict[uuid.UUID, int]:
+    """How many active facts each of the principal's organizations has (the console's index of facts)."""
+    query = (
+        select(OrganizationFact.organization_uuid, func.count())
+        .where(OrganizationFact.revoked_at.is_(None), OrganizationFact.expires_at > epoch_now())
+        .group_by(OrganizationFact.organization_uuid)
+    )
+    return {
+        row[0]: int(row[1]) for row in session.execute(scoped(query, principal, OrganizationFact.organization_uuid))
+    }
 
 
 def update_fact(

@@ -499,3 +499,18 @@ def case_evidence(session: Session, case: Case) -> list[InvestigationStep]:
             .order_by(InvestigationStep.position)
         )
     )
+
+
+def case_entities(session: Session, case: Case) -> Entities:
+    """The entities the case's attempt investigated (extracted again from the alert if it stored none)."""
+    stored = session.scalar(
+        select(InvestigationAttempt.entities).where(
+            InvestigationAttempt.alert_uuid == case.alert_uuid, InvestigationAttempt.attempt == case.attempt
+        )
+    )
+    entities = _stored_entities(stored) if stored and stored != "{}" else None
+    if entities is not None:
+        return entities
+    return extract_entities(
+        session.scalar(select(Alert.alert_content).where(Alert.alert_uuid == case.alert_uuid)) or ""
+    )

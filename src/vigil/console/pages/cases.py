@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
@@ -20,6 +21,7 @@ from vigil.console.pages.ai_conversation import conversation, investigated_by
 from vigil.console.rendering import render
 from vigil.console.report import load_citations, step_views
 from vigil.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from vigil.facts.suggestions import FactSuggestion, suggest_facts
 from vigil.investigations import service as investigations_service
 from vigil.investigations.ai_trail import case_exchanges
 from vigil.orgs import service as orgs_service
@@ -150,7 +152,26 @@ def _detail_context(session: Session, identity: ConsoleIdentity, case: Case) -> 
         "dispositions": list(CaseDisposition),
         "closing_dispositions": [d for d in CaseDisposition if d is not CaseDisposition.PENDING],
         "submission_id": uuid.uuid4().hex,
+        "fact_offers": _fact_offers(session, identity, case),
     }
+
+
+def _fact_offers(session: Session, identity: ConsoleIdentity, case: Case) -> list[tuple[FactSuggestion, str]]:
+    """Closed with another disposition than the AI's: the facts that would explain it, each a link to the add form
+    filled in from the case (the analyst checks and records it with one more click)."""
+    if not identity.can_write or case.status != CaseStatus.CLOSED.value:
+        return []
+    entities = investigations_service.case_entities(session, case)
+    offers = suggest_facts(entities, disposition=case.disposition, ai_disposition=case.ai_disposition)
+    reason = (
+        f"Case {case.case_id} was closed as {case.disposition.replace('_', ' ')}; "
+        f"the AI proposed {case.ai_disposition.replace('_', ' ')}."
+    )
+    query = {"case": case.case_id, "reason": reason}
+    return [
+        (offer, f"/facts/{case.organization_code}?{urlencode(query | {'kind': offer.kind, 'value': offer.value})}#add")
+        for offer in offers
+    ]
 
 
 def _json_list(raw: str) -> list[str]:
