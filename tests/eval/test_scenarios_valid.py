@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from vigil.evaluation.scenario import CATEGORIES, SCENARIOS_DIR, Disposition, Scenario, load_scenarios
+from vigil.evaluation.scenario import CATEGORIES, SCENARIOS_DIR, Disposition, Scenario, load_scenarios, scenario_order
 
 TARGET_SHARES: dict[Disposition, float] = {"true_positive": 45.0, "benign_true_positive": 30.0, "false_positive": 25.0}
 TOLERANCE_POINTS = 8.0
@@ -38,10 +38,10 @@ def test_there_are_at_least_forty_scenarios(scenarios: list[Scenario]) -> None:
 
 
 def test_ids_are_unique_and_match_file_names(scenarios: list[Scenario]) -> None:
-    files = sorted(SCENARIOS_DIR.glob("*.json"))
-    assert [re.sub(r"^\d{2}-", "", f.stem) for f in files] == [s.id for s in scenarios]
+    files = sorted(SCENARIOS_DIR.glob("*.json"), key=scenario_order)
+    assert [re.sub(r"^\d{2,3}-", "", f.stem) for f in files] == [s.id for s in scenarios]
     assert len({s.id for s in scenarios}) == len(scenarios)
-    numbers = [f.name[:2] for f in files]
+    numbers = [f.name.split("-", 1)[0] for f in files]
     assert len(set(numbers)) == len(numbers), "two files share a number"
 
 
@@ -82,9 +82,10 @@ def test_severity_bands_fit_the_disposition(scenarios: list[Scenario]) -> None:
             assert band & {"medium", "high", "critical"}, scenario.id
 
 
-def test_exactly_two_injection_scenarios_whose_text_is_in_the_content(scenarios: list[Scenario]) -> None:
+def test_injection_scenarios_in_several_phrasings_whose_text_is_in_the_content(scenarios: list[Scenario]) -> None:
     injected = [s for s in scenarios if s.injection_text is not None]
-    assert len(injected) == 2
+    assert len(injected) >= 10
+    assert len({s.injection_text for s in injected}) == len(injected)
     for scenario in injected:
         assert scenario.injection_text is not None
         assert scenario.injection_text in scenario.content_text(), scenario.id

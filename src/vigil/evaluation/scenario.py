@@ -39,7 +39,7 @@ CATEGORIES: tuple[Category, ...] = get_args(Category)
 DISPOSITIONS: tuple[Disposition, ...] = get_args(Disposition)
 SEVERITIES: tuple[Severity, ...] = ("informational", "low", "medium", "high", "critical")
 
-_FILE_NAME = re.compile(r"^(?P<number>\d{2})-(?P<slug>[a-z0-9][a-z0-9-]*)$")
+_FILE_NAME = re.compile(r"^(?P<number>\d{2,3})-(?P<slug>[a-z0-9][a-z0-9-]*)$")
 
 
 class _Strict(BaseModel):
@@ -185,6 +185,12 @@ def _replace_text(value: Any, old: str, new: str) -> Any:
     return value
 
 
+def scenario_order(path: Path) -> tuple[int, str]:
+    """Files in the order of their numbers (``9-`` … ``99-`` … ``104-``), then by name."""
+    number = path.name.split("-", 1)[0]
+    return (int(number) if number.isdigit() else 10**6, path.name)
+
+
 def load_scenarios(directory: Path | None = None, *, fast_only: bool = False) -> list[Scenario]:
     """Every ``scenarios/NN-slug.json`` (sorted by file name), validated; ``fast_only`` keeps the CI subset.
 
@@ -192,7 +198,7 @@ def load_scenarios(directory: Path | None = None, *, fast_only: bool = False) ->
     """
     folder = directory if directory is not None else SCENARIOS_DIR
     scenarios: list[Scenario] = []
-    for path in sorted(folder.glob("*.json"), key=lambda p: p.name):
+    for path in sorted(folder.glob("*.json"), key=scenario_order):
         match = _FILE_NAME.match(path.stem)
         if match is None:
             raise ValueError(f"{path.name}: scenario files are named NN-<id>.json")
