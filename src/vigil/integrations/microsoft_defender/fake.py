@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from vigil.integrations.fakes import ScenarioData, ScenarioFake, StatefulFakeVendor, form_of
+from vigil.integrations.microsoft_defender import fake_kql
 
 TENANT_ID = "8f3f7c2e-5a2b-4f5e-9c1d-0a1b2c3d4e5f"
 CLIENT_ID = "4a7e2d61-93c2-4b8e-a1f0-5d6c7b8a9e01"
@@ -267,8 +268,9 @@ def _aad_error(status: int, error: str, code: int, description: str) -> JSONResp
 class MdeFake(StatefulFakeVendor):
     """Token endpoint + /api. Control: ``expires_in``, ``roles`` (application permissions), ``page_size``.
 
-    Data: ``machines``, ``alerts`` (module defaults after ``reset()``) and ``hunting``: ``None`` answers every
-    query with ``HUNTING_RESULT``; a list of ``{"query_contains", "rows"}`` answers with the rows of the first
+    Data: ``machines``, ``alerts`` (module defaults after ``reset()``) and ``hunting``. A query that does not parse
+    as KQL over Defender's tables (``fake_kql``) gets advanced hunting's 400 BadRequest. ``None`` answers every
+    other query with ``HUNTING_RESULT``; a list of ``{"query_contains", "rows"}`` answers with the rows of the first
     entry whose substring occurs in the KQL (case-insensitive), and with no rows when none matches. ``load``
     replaces them for one scenario.
     """
@@ -429,6 +431,10 @@ class MdeFake(StatefulFakeVendor):
         body = await request.json()
         if not isinstance(body, dict) or not body.get("Query"):
             return _error(400, "MissingRequiredParameter", "Query is missing")
+        try:
+            fake_kql.check(str(body["Query"]))
+        except fake_kql.KqlError as error:
+            return _error(400, "BadRequest", str(error))
         return JSONResponse(self.hunting_answer(str(body["Query"])))
 
     def _machine(self, machine_id: str) -> dict[str, Any] | None:
