@@ -54,7 +54,10 @@ def test_post_with_side_effects_is_not_retried_on_5xx(mde_fake: MdeFake) -> None
 def test_read_only_post_is_retried_on_5xx(mde_fake: MdeFake) -> None:
     mde_fake.fail_next(1, status=503, path_contains="/advancedqueries", body={"error": {"code": "x"}})
     output = call_skill(
-        "Run Advanced Hunting Query", MDE_VALUES, endpoints(mde_fake=mde_fake), {"query": "DeviceProcessEvents | limit 1"}
+        "Run Advanced Hunting Query",
+        MDE_VALUES,
+        endpoints(mde_fake=mde_fake),
+        {"query": "DeviceProcessEvents | limit 1"},
     )
     assert output["row_count"] == 2 and len(mde_fake.requests_to("/advancedqueries")) == 2
 
