@@ -39,7 +39,9 @@ MIN_BASE64 = 24
 _ADDRESSEE = (
     r"(?:ai|a\.i\.|llm|gpt|chatgpt|claude|gemini|copilot|(?:ai |virtual )?assistant|language model|chat ?bot"
     r"|triage (?:bot|system|engine|automation)|soc (?:bot|automation|tool|team|analysts?)|security (?:analysts?|team)"
-    r"|automated (?:system|analysis|triage|investigator)|(?:the )?automation|investigator|(?:human )?analysts?|reviewer"
+    r"|automated (?:system|analysis|triage|investigator|(?:security )?review)|(?:soc[ -])?automation|investigator"
+    r"|(?:security |automated )?review(?:er| system)|analysis system|analy[sz]e-?system|detection engine"
+    r"|(?:human )?analysts?|reviewer"
     r"|ki|künstliche intelligenz|assistent|analyst(?:in|en)?|ia|intelligence artificielle|analyste"
     r"|asistente|analista|inteligencia artificial|intelligenza artificiale|assistente|人工知能|アナリスト|分析者"
     r"|分析师|助手)"
@@ -47,7 +49,8 @@ _ADDRESSEE = (
 # How text turns to its addressee: "AI assistant: …", "Dear SOC analyst, …", "Note to the triage bot - …".
 _VOCATIVE = (
     r"(?:\b(?:dear|hey|hi|hello|attention|attn|note (?:to|for)|message (?:to|for)|instructions? (?:to|for)"
-    r"|to|for|hinweis an|an|à|au|pour|para|al|per)\s+(?:the\s+|die\s+|den\s+|der\s+|l'|le\s+|la\s+|el\s+)?"
+    r"|to|for|hinweis (?:an|für|fuer)|für|fuer|an|à|au|pour|para|al|per)\s+"
+    r"(?:the\s+|die\s+|den\s+|der\s+|das\s+|l'|le\s+|la\s+|el\s+)?"
     + _ADDRESSEE
     + r"\b|@"
     + _ADDRESSEE
@@ -60,9 +63,9 @@ _VOCATIVE = (
 # What the text asks the investigator to do about the alert.
 _STEER = (
     r"(?:\b(?:mark|classify|close|resolve|dismiss|ignore|disregard|suppress|skip|approve|whitelist|allow-?list"
-    r"|exclude|treat|label|downgrade|lower|consider|deem|isolate|disable|delete|remove|unblock|reset|grant"
+    r"|exclude|treat|label|downgrade|lower|consider|deem|isolate|disable|delete|remove|unblock|reset|grant|archive|trust"
     r"|do not|don't|never|stop"
-    r"|markiere|schließe|schliesse|ignoriere|stufe|bewerte|klassifiziere|behandle|deaktiviere"
+    r"|markiere|schließe|schliesse|schließen|schliessen|ignoriere|stufe|bewerte|klassifiziere|behandle|deaktiviere"
     r"|marque[zr]?|fermez|fermer|ignorez|ignorer|classe[zr]?|considére[zr]?|désactive[zr]?"
     r"|marca|marcar|cierra|cerrar|ignora|ignorar|clasifica|clasificar|trata|desactiva|chiudi|segna|considera"
     r")\b|閉じ|無視|クローズ|关闭|忽略)"
@@ -94,6 +97,12 @@ _PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\b(?:this|the)\s+(?:alert|detection|activity|event|incident|finding)\s+(?:is|was|has been|should be)\s+"
         r"(?:an?\s+)?(?:approved|authori[sz]ed|sanctioned|known|expected)\s+(?:test|exercise|activity)\b"
         r"[^\n]{0,40}\b(?:close|dismiss|ignore|resolve|no action)",
+        # "this is an approved red team test, close it without escalation"
+        r"\b(?:this|it)\s+(?:is|was)\s+(?:an?\s+)?(?:approved|authori[sz]ed|sanctioned|planned)\s+(?:[\w-]+\s+){0,3}"
+        r"(?:test|exercise|activity|communication|change)\b[^\n]{0,60}\b(?:close|dismiss|ignore|resolve|archive"
+        r"|no action|without escalat|do not (?:remove|escalate|block))",
+        # "add 203.0.113.9 to the trusted IP list", "whitelist this domain"
+        r"\badd\b[^\n]{0,60}\bto\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,2}(?:trusted|allow|white|safe)[ -]?(?:ip\s+)?list",
         r"\b(?:system\s*prompt|you are now\b|new instructions|developer mode|jailbreak)",
         r"\bdo not (?:escalate|alert on|report|investigate|notify|flag|raise)\b",
         r"\b(?:nicht eskalieren|ne pas escalader|no escalar)\b",
