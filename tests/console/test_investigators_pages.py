@@ -124,7 +124,12 @@ def test_analyst_edits_a_playbook_and_the_next_alert_runs_the_new_version(page: 
     second_id = wait_for_case(stack, key, sign_in_alert(stack, key, 2)["alert_id"])
     second = api(stack, key, f"/serviceapi/cases/{second_id}")
     assert second["playbook_uuid"] == playbook_uuid and second["playbook_version"] == 2
-    assert [e["name"] for e in second["evidence"]] == ["List Machines", "Related alerts (edited)", "AI analysis"]
+    assert [e["name"] for e in second["evidence"]] == [
+        "Organization facts",  # recorded by the engine before every analysis, whatever the playbook says
+        "List Machines",
+        "Related alerts (edited)",
+        "AI analysis",
+    ]
     page.goto(f"/cases/{second_id}")
     expect(page.locator(".case-facts")).to_contain_text("v2")
 

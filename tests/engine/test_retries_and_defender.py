@@ -114,7 +114,8 @@ def test_transient_skill_failures_are_retried_inside_the_step(defender_harness: 
     alert = post_and_wait(defender_harness, key)
     assert alert["investigation_status"] == 15
     assert alert["investigation_retry_count"] == 0
-    machine_step = evidence(defender_harness, key, alert["case_id"])[0]
+    # The engine's own "Organization facts" record comes first; the playbook's first step follows.
+    machine_step = next(e for e in evidence(defender_harness, key, alert["case_id"]) if e["name"] == "Machine details")
     assert machine_step["status"] == "ok"
     assert machine_step["inputs"] == {"machine_id": MACHINE_ID}
     assert len(mde_fake.requests_to("/api/machines")) == 3
