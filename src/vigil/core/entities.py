@@ -123,6 +123,9 @@ _USER_KEYS = frozenset(
         "initiatingprocessaccountname",
         "initiatingprocessaccountupn",
         "userid",  # Microsoft 365 unified audit log: the acting user's UPN
+        "agentlastloggedinusername",  # SentinelOne agentDetectionInfo
+        "processuser",  # SentinelOne threatInfo: DOMAIN\\user the process ran as
+        "actor",  # GitHub audit log: the acting login (a string; Okta's and Cloudflare's actor are objects)
     }
 )
 #: Keys that name a machine only when the value is a DNS name: Purview's ``device`` is a host, Okta's
@@ -139,6 +142,7 @@ _HOST_KEYS = frozenset(
         "computerdnsname",
         "devicename",
         "computername",
+        "agentcomputername",  # SentinelOne agentRealtimeInfo
         "computer",
         "machinename",
         "dnsname",

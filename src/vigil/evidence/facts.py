@@ -9,6 +9,7 @@ covers: an address inside its range, a tool by its name within its scope, an eve
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -140,3 +141,60 @@ class OrgFacts:
             and fact.window_end is not None
             and fact.window_start <= epoch <= fact.window_end
         )
+
+
+#: Scope words that name something specific: a host or account pattern, an address range, a domain.
+_SCOPE_SPLIT = re.compile(r"[\s,;()\[\]'\"]+")
+_DATE_OR_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}|^\d{1,2}:\d{2}")
+#: A change or ticket reference (CHG-21107, RITM006184, PT-2026-09): it names the paperwork, not what is covered.
+_REFERENCE = re.compile(r"^[a-z]{2,6}-?\d[\d-]*$", re.IGNORECASE)
+
+
+def scope_terms(scope: str | None, value: str = "") -> list[str]:
+    """The specific things a fact's scope names (``rt-op-01``, ``HD-*``, ``adm-``, ``198.51.100.64/27``,
+    ``acme.screenconnect.example``); plain words (``all managed laptops``) name nothing and cover everything."""
+    terms = []
+    for raw in _SCOPE_SPLIT.split(scope or ""):
+        term = raw.strip(".:!?")
+        if not term or term.casefold() == value.strip().casefold() or _DATE_OR_TIME.match(term):
+            continue
+        if _REFERENCE.fullmatch(term):
+            continue
+        specific = any(mark in term for mark in "*@\\/") or term.endswith("-") or any(c.isdigit() for c in term)
+        if specific or ("." in term and not term.endswith(".")):
+            terms.append(term)
+    return terms
+
+
+def scope_covers(scope: str | None, observed: Iterable[str], value: str = "") -> bool:
+    """Whether a fact's scope covers what the alert is about: a scope that names specific hosts, accounts or
+    ranges covers only those (a pattern like ``VAL-S1-*`` or a prefix like ``adm-`` by match); one that names
+    nothing specific covers everything its fact's value covers."""
+    terms = scope_terms(scope, value)
+    if not terms:
+        return True
+    seen = {item.strip().casefold() for item in observed if item and item.strip()}
+    seen |= {item.split(".", 1)[0] for item in list(seen) if "." in item and "@" not in item}  # a host's short name
+    seen |= {item.rsplit("\\", 1)[-1] for item in list(seen) if "\\" in item}  # DOMAIN\user
+    return any(_term_matches(term.casefold(), seen) for term in terms)
+
+
+def _term_matches(term: str, seen: set[str]) -> bool:
+    if "/" in term:
+        try:
+            network = ipaddress.ip_network(term, strict=False)
+        except ValueError:
+            return term in seen
+        return any(_in_network(item, network) for item in seen)
+    if "*" in term or term.endswith("-"):
+        pattern = re.compile(re.escape(term).replace(r"\*", ".*") + ("" if "*" in term else ".*"))
+        return any(pattern.fullmatch(item) for item in seen)
+    return term in seen
+
+
+def _in_network(item: str, network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    try:
+        address = ipaddress.ip_address(item)
+    except ValueError:
+        return False
+    return address.version == network.version and address in network

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from vigil.ai.builtin.actions import recommended_actions
 from vigil.ai.builtin.citations import citation
 from vigil.ai.builtin.decision import Decision, decide
-from vigil.ai.builtin.document import fields_of
+from vigil.ai.builtin.document import fields_of, parsed
 from vigil.ai.builtin.scoring import score_evidence
 from vigil.ai.schemas import Analysis, Disposition, Evidence, EvidenceStatus
-from vigil.core.entities import Entities, EntityKind
+from vigil.core.entities import Entities, EntityKind, normalize_key
 from vigil.evidence.knowledge import Category
 from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
 
@@ -33,9 +34,8 @@ def analyze(alert: AlertFacts, category: Category, entities: Entities, evidence:
     ranked = sorted(signals, key=lambda signal: -abs(signal.points))  # stable: ties keep rule order
     actions = recommended_actions(category, decision.disposition, evidence)
     subject = subject_entities(entities)
-    resource = resources_of(alert)
-    if resource:
-        subject["resource"] = resource
+    for label, things in named_things(alert).items():
+        subject[label] = list(dict.fromkeys([*things, *subject.get(label, [])]))
     drivers = _drivers(ranked, decision)
     named = [value for values in subject.values() for value in values]
     decisive = list(dict.fromkeys([*named, *(value for s in drivers for value in s.entities if value)]))
@@ -66,19 +66,72 @@ def subject_entities(entities: Entities) -> dict[str, list[str]]:
     return subject
 
 
-RESOURCE_KEYS = frozenset({"bucketname", "resourcename", "repositoryname", "repo", "sitename", "tablename"})
-RESOURCE_PARENTS = ("bucket", "repository", "database")
-RESOURCES = 2
+#: What an alert's activity touched that is not an entity kind, by the vendors' keys (normalized), in the order a
+#: summary lists them: label, keys, keys that count only under one of these parents, how many to name.
+NAMED_THINGS: tuple[tuple[str, frozenset[str], frozenset[str], int], ...] = (
+    ("file", frozenset({"filename", "threatname", "driverloaded", "imagefilename"}), frozenset(), 2),
+    ("application", frozenset({"appdisplayname", "applicationname", "appname", "oauthappname"}), frozenset(), 2),
+    ("application", frozenset({"displayname"}), frozenset({"targetresources"}), 1),
+    ("group", frozenset({"group", "groupname"}), frozenset(), 1),
+    ("extension", frozenset({"extensionid"}), frozenset(), 1),
+    ("sender", frozenset({"fromheader", "sender", "senderaddress", "mailfrom"}), frozenset(), 1),
+    (
+        "resource",
+        frozenset({"bucketname", "resourcename", "repositoryname", "repo", "sitename", "tablename", "accountalias"}),
+        frozenset(),
+        2,
+    ),
+    ("resource", frozenset({"name", "fullname"}), frozenset({"bucket", "repository", "database"}), 1),
+)
+#: Name/value pairs (``{"name": "app_name", "value": …}``, AWS ``{"Key": "Name", "Value": …}`` tags) whose name says
+#: what the value is.
+NAMED_PAIRS: dict[str, str] = {"appname": "application", "applicationname": "application", "name": "resource"}
+FILE_NAME = re.compile(r"[^\\/]+\.[A-Za-z0-9]{2,4}$")
 
 
-def resources_of(alert: AlertFacts) -> list[str]:
-    """What the alert's activity touched that is not an entity kind: a bucket, a repository, a site."""
-    found = [
-        field.value
-        for field in fields_of(alert.alert_content)
-        if field.key in RESOURCE_KEYS or (field.key == "name" and any(p in field.parent for p in RESOURCE_PARENTS))
-    ]
-    return list(dict.fromkeys(found))[:RESOURCES]
+def named_things(alert: AlertFacts) -> dict[str, list[str]]:
+    """What the alert's activity touched beyond its entities: the file, the application, the group, the bucket."""
+    found: dict[str, list[str]] = {}
+    limits: dict[str, int] = {}
+
+    def add(label: str, value: str, limit: int) -> None:
+        limits[label] = max(limits.get(label, 0), limit)
+        found.setdefault(label, [])
+        if value and value not in found[label]:
+            found[label].append(value)
+
+    for field in fields_of(alert.alert_content):
+        for label, keys, parents, limit in NAMED_THINGS:
+            if field.key in keys and (not parents or any(part in field.parent for part in parents)):
+                value = field.value.strip()
+                if label == "file":
+                    match = FILE_NAME.search(value)
+                    value = match.group(0) if match else ""
+                add(label, value, limit)
+    for name, value in _pairs(parsed(alert.alert_content)):
+        if (pair_label := NAMED_PAIRS.get(name)) is not None:
+            add(pair_label, value, 1)
+    return {label: values[: limits[label]] for label, values in found.items() if values}
+
+
+def _pairs(document: object, depth: int = 0) -> list[tuple[str, str]]:
+    """Every ``{name|key: N, value: V}`` object of the document with string N and V (bounded depth)."""
+    if depth > MAX_PAIR_DEPTH:
+        return []
+    if isinstance(document, list):
+        return [pair for item in document[:MAX_PAIR_ITEMS] for pair in _pairs(item, depth + 1)]
+    if not isinstance(document, dict):
+        return []
+    keys = {normalize_key(str(key)): value for key, value in document.items()}
+    name = keys.get("name", keys.get("key"))
+    pairs = []
+    if isinstance(name, str) and isinstance(keys.get("value"), str):
+        pairs.append((normalize_key(name), str(keys["value"]).strip()))
+    return pairs + [pair for value in document.values() for pair in _pairs(value, depth + 1)]
+
+
+MAX_PAIR_DEPTH = 8
+MAX_PAIR_ITEMS = 200
 
 
 def _drivers(ranked: list[Signal], decision: Decision) -> list[Signal]:

@@ -30,7 +30,7 @@ from vigil.knowledge.attack import tactics_of
 CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3"})
 #: Explanations an attacker can imitate (process names) or that are one word an admin typed (a tag, a label):
 #: they never outweigh a strong behaviour, so no single tag clears an alert other evidence condemns.
-WEAK_EXPLANATIONS = frozenset({"A6", "A7", "A8", "D4", "H2", "I4", "L8", "O1", "O6"})
+WEAK_EXPLANATIONS = frozenset({"A6", "A7", "A8", "D4", "H2", "I4", "L4", "L8", "O1", "O2", "O3", "O5", "O6", "O7"})
 STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once; vendor
@@ -96,6 +96,7 @@ def _withdraw_contradicted_explanations(signals: list[Signal]) -> list[Signal]:
                 if s.points > 0
                 and s.rule in STRONG_BEHAVIOURS
                 and not (explanation.rule == s.rule == "H2" and s.source == ALERT_SOURCE)
+                and not _names_the_approved_tool(explanation, s)
             ),
             None,
         )
@@ -108,6 +109,12 @@ def _withdraw_contradicted_explanations(signals: list[Signal]) -> list[Signal]:
             continue
         withdrawn.append(_withdrawn(signal, against))
     return withdrawn
+
+
+def _names_the_approved_tool(explanation: Signal, behaviour: Signal) -> bool:
+    """An approved offensive tool (the red team's SharpHound) is the behaviour its approval explains."""
+    tool = explanation.quote.strip().lower().removesuffix(".exe")
+    return explanation.rule == "O7" and bool(tool) and tool in f"{behaviour.quote} {behaviour.finding}".lower()
 
 
 def _withdrawn(signal: Signal, against: Signal, rule: str | None = None) -> Signal:

@@ -543,11 +543,13 @@ def _deployment_tooling(alert: AlertFacts, fields: Sequence[Field]) -> list[Sign
 BULK_KEY = re.compile(
     r"cloned|copied|downloaded|uploaded|exported|files|repos|objects|documents|records|itemcount|^count$"
 )
-NOT_BULK_KEY = re.compile(r"account|fail|error|attempt|login|logon|retry|risk|score|port|pid|id$")
+NOT_BULK_KEY = re.compile(r"account|fail|error|attempt|login|logon|retry|risk|score|port|pid|size|id$")
 BULK_ACTIVITY = re.compile(r"removable|usb|clone|download|upload|copied|copy|export|sync|share|exfil", re.IGNORECASE)
 BASELINE_KEY = re.compile(r"baseline|usual|normal|average|avg|typical")
 BULK_COUNT = 100
 BULK_RATIO = 5
+#: Below this multiple of the principal's own baseline a volume is the usual one, not bulk movement.
+USUAL_RATIO = 1.5
 
 
 def _bulk_data(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
@@ -565,13 +567,16 @@ def _bulk_data(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
         activity = " ".join(f.value for f in fields if f.path.startswith(container) and f.key in ACTIVITY_KEYS)
         if word.group(0) == "count" and not BULK_ACTIVITY.search(activity):
             continue
-        signals = [_cite("I1", 2.0, f"Bulk data movement: {field.path} = {field.value}", field)]
         stem = word.group(0).strip("^$")
         baselines = [
             float(f.value)
             for f in fields
             if BASELINE_KEY.search(f.key) and stem in f.key and _number(f.value) is not None
         ]
+        if baselines and number < USUAL_RATIO * max(baselines):
+            usual = f"{field.path} = {field.value}, in line with the baseline of {max(baselines):g}: the usual volume"
+            return [_cite("I1", 0.0, usual, field)]
+        signals = [_cite("I1", 2.0, f"Bulk data movement: {field.path} = {field.value}", field)]
         if baselines and max(baselines) > 0 and number >= BULK_RATIO * max(baselines):
             finding = f"{field.value} is {number / max(baselines):.0f} times the user's baseline of {max(baselines):g}"
             signals.append(_cite("I1", 1.0, finding, field))

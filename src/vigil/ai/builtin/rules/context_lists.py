@@ -26,7 +26,9 @@ MAX_SUBJECTS = 5
 #: Categories where the subject address is someone signing in or using a credential.
 SIGN_IN_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.CLOUD_CREDENTIALS})
 #: Categories where the subject address is the remote end probing an edge or a service.
-EDGE_CATEGORIES = frozenset({Category.EDGE_WAF_CHANGE, Category.GENERIC})
+#: The vendor's own word that the alert is about probing (GuardDuty ``Recon:EC2/PortProbeUnprotectedPort``).
+RECONNAISSANCE = re.compile(r"^recon\b|reconnaissance|port ?(?:probe|scan)", re.IGNORECASE)
+CLAIM_KEYS = frozenset({"type", "category", "threatpurpose", "tactic", "alerttype"})
 #: The most specific kind describes an address: a scanner on a cloud range is a scanner; the VPN/datacentre
 #: list also holds every cloud range, so it speaks only for addresses no provider publishes.
 ADDRESS_ORDER = (ListKind.SCANNER, ListKind.SERVICE, ListKind.RESOLVER, ListKind.CLOUD, ListKind.ANONYMISER)
@@ -53,10 +55,13 @@ def list_rules(alert: AlertFacts, entities: Entities) -> list[Signal]:
     """Every list hit on the alert's subjects, and the consent rules when the alert reports a grant."""
     category = classify(alert, entities)
     fields = fields_of(alert.alert_content)
+    probing = bool(RECONNAISSANCE.search(alert.alert_type)) or any(
+        field.key in CLAIM_KEYS and RECONNAISSANCE.search(field.value) for field in fields
+    )
     signals = [
         signal
         for address in entities.subject(EntityKind.IPS)[:MAX_SUBJECTS]
-        if (signal := _address(address, category, fields)) is not None
+        if (signal := _address(address, category, fields, probing)) is not None
     ]
     links = _links(entities)
     signals.extend(_domains(links, fields))
@@ -85,7 +90,7 @@ def _signal(
     return Signal(rule, points, finding, locator=locator, quote=value, explains=explains, entities=(value,))
 
 
-def _address(address: str, category: Category, fields: Sequence[Field]) -> Signal | None:
+def _address(address: str, category: Category, fields: Sequence[Field], probing: bool) -> Signal | None:
     hits = network.ip_lists(address)
     kinds = {hit.kind for hit in hits}
     kind = next((kind for kind in ADDRESS_ORDER if kind in kinds), None)
@@ -94,9 +99,11 @@ def _address(address: str, category: Category, fields: Sequence[Field]) -> Signa
     hit = next(hit for hit in hits if hit.kind is kind)
     cited = _cited(hit, address)
     if kind is ListKind.SCANNER:
-        points = SCANNER_POINTS if category in EDGE_CATEGORIES else 0.0
+        if category in SIGN_IN_CATEGORIES and not probing:
+            finding = f"{cited}: a known internet scanner, yet here it signs in, which scanning does not explain"
+            return _signal("L4", 0.0, finding, address, fields)
         finding = f"{cited}: a known internet scanner, background noise against an edge rather than a targeted attack"
-        return _signal("L4", points, finding, address, fields)
+        return _signal("L4", SCANNER_POINTS, finding, address, fields, explains=Explains.AUTHORISED)
     if kind is ListKind.SERVICE:
         cloud = next((other for other in hits if other.kind is ListKind.CLOUD), None)
         shared = f"; the range is also {cloud.owner}'s, so shared cloud compute" if cloud else ""

@@ -8,14 +8,16 @@ A fact explains only what it covers, and the explanations yield to strong behavi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from vigil.ai.builtin.classify import classify
 from vigil.ai.builtin.document import Field, fields_of
 from vigil.core.entities import Entities, EntityKind
 from vigil.evidence import records as read
-from vigil.evidence.facts import FactKind, OrgFact, OrgFacts
+from vigil.evidence.facts import FactKind, OrgFact, OrgFacts, scope_covers, scope_terms
 from vigil.evidence.knowledge import Category
 from vigil.evidence.signals import AlertFacts, Explains, Signal, StepOutput
 
@@ -25,8 +27,20 @@ NETWORK_MEANING: dict[FactKind, tuple[str, float, Explains | None, str]] = {
     FactKind.AUTHORISED_SCANNER: ("O1", -4.0, Explains.WRONG_DETECTION, "the organization's authorised scanner"),
     FactKind.VPN_EGRESS: ("O2", -1.5, None, "the organization's VPN egress"),
     FactKind.OFFICE_NETWORK: ("O2", -1.5, None, "in the organization's office network"),
-    FactKind.CI_NETWORK: ("O3", -1.5, None, "in the organization's CI/build network"),
+    FactKind.CI_NETWORK: ("O3", -1.5, Explains.AUTHORISED, "in the organization's CI/build network"),
 }
+#: A sign-in detection that rests on the address (anonymiser, unfamiliar location, spray source) is wrong about
+#: the organization's own egress: the claim about the address is what the fact refutes.
+ADDRESS_CLAIM_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN})
+APPROVED_TOOL_POINTS = -3.0
+SERVICE_ACCOUNT_POINTS = -2.0
+#: What the organization says an approval is for, in its own words: security testing makes the detection's
+#: claim (an attack) wrong; any other approved use is real activity, authorised.
+SECURITY_TESTING = re.compile(
+    r"red[- ]team|purple[- ]team|penetration test|pen ?test|security test|adversary emulation"
+    r"|attack simulation|detection (?:test|validation|engineering)|breach and attack",
+    re.IGNORECASE,
+)
 CHANGE_WINDOW_POINTS = -3.0
 #: Alerts reporting a change, which a change window can authorise (a window never explains malware).
 CHANGE_CATEGORIES = frozenset({Category.ACCOUNT_CHANGE, Category.EDGE_WAF_CHANGE, Category.CLOUD_CREDENTIALS})
@@ -52,10 +66,25 @@ def org_facts(item: StepOutput, alert: AlertFacts, entities: Entities) -> list[S
         for address in entities.subject(EntityKind.IPS)[:MAX_SUBJECTS]
         if (signal := _network(item, facts, address)) is not None
     ]
-    signals.extend(_accounts(item, facts, entities))
-    if classify(alert, entities) in CHANGE_CATEGORIES:
-        signals.extend(_change_windows(item, facts, alert, entities))
+    category = classify(alert, entities)
+    if category in ADDRESS_CLAIM_CATEGORIES:
+        signals = [_refutes_address_claim(signal) for signal in signals]
+    observed = observed_values(alert, entities)
+    signals.extend(_accounts(item, facts, entities, observed))
+    signals.extend(_approved_tools(item, facts, alert, observed))
+    signals.extend(_change_windows(item, facts, alert, observed, specific_only=category not in CHANGE_CATEGORIES))
     return signals
+
+
+def observed_values(alert: AlertFacts, entities: Entities) -> list[str]:
+    """What a fact's scope is compared with: the alert's entities of every kind and its provider."""
+    return [value for kind in EntityKind for value in entities.of(kind)] + [alert.alert_provider]
+
+
+def _refutes_address_claim(signal: Signal) -> Signal:
+    if signal.rule != "O2":
+        return signal
+    return replace(signal, explains=Explains.WRONG_DETECTION)
 
 
 def _cite(
@@ -96,8 +125,9 @@ def _network(item: StepOutput, facts: OrgFacts, address: str) -> Signal | None:
     return _cite(item, fact, rule, points, _finding(address, meaning, fact), explains=explains, entities=(address,))
 
 
-def _accounts(item: StepOutput, facts: OrgFacts, entities: Entities) -> list[Signal]:
-    """A VIP raises a true positive's severity (asset value); a service account is context for its activity."""
+def _accounts(item: StepOutput, facts: OrgFacts, entities: Entities, observed: list[str]) -> list[Signal]:
+    """A VIP raises a true positive's severity (asset value); a service account within its recorded scope is
+    automation doing its job (a weak explanation: strong behaviours still condemn it)."""
     subjects = list(dict.fromkeys([*entities.subject(EntityKind.EMAILS), *entities.subject(EntityKind.USERS)]))
     signals: list[Signal] = []
     for name in subjects[:MAX_SUBJECTS]:
@@ -105,19 +135,65 @@ def _accounts(item: StepOutput, facts: OrgFacts, entities: Entities) -> list[Sig
             finding = _finding(name, "a VIP account (a compromise matters more)", vip)
             signals.append(_cite(item, vip, "O4", 0.0, finding, entities=(name,), asset_value=True))
         if service := facts.account(name, FactKind.SERVICE_ACCOUNT):
-            finding = _finding(name, "a service account (automation, not a person at a keyboard)", service)
-            signals.append(_cite(item, service, "O5", 0.0, finding, entities=(name,)))
+            if scope_covers(service.scope, observed, service.value):
+                finding = _finding(name, "a service account, here within its recorded scope", service)
+                signals.append(
+                    _cite(item, service, "O5", SERVICE_ACCOUNT_POINTS, finding, explains=Explains.AUTHORISED,
+                          entities=(name,))
+                )  # fmt: skip
+            else:
+                finding = _finding(name, f"a service account recorded for {service.scope}, used outside it", service)
+                signals.append(_cite(item, service, "O5", 0.0, finding, entities=(name,)))
     return signals
 
 
-def _change_windows(item: StepOutput, facts: OrgFacts, alert: AlertFacts, entities: Entities) -> list[Signal]:
-    """A change window open when the event happened, for what changed, explains an authorised change."""
-    covered = {value.casefold() for kind in EntityKind for value in entities.of(kind)} | {
-        alert.alert_provider.casefold()
-    }
+def _approved_tools(item: StepOutput, facts: OrgFacts, alert: AlertFacts, observed: list[str]) -> list[Signal]:
+    """A tool the organization approved, named in the alert, within the approval's scope, explains the alert;
+    named but outside the scope, it is cited and explains nothing (the same tool is an attacker's favourite)."""
+    fields = fields_of(alert.alert_content)
+    signals: list[Signal] = []
+    for fact in facts.of(FactKind.APPROVED_TOOL):
+        tool = _tool_pattern(fact.value)
+        if tool is None or not any(tool.search(field.value) for field in fields):
+            continue
+        name = fact.value.strip()
+        if not scope_covers(fact.scope, observed, fact.value):
+            finding = _finding(name, f"approved only for {fact.scope}; nothing shows this use is within it", fact)
+            signals.append(_cite(item, fact, "O7", 0.0, finding))
+            continue
+        testing = SECURITY_TESTING.search(fact.reason) is not None
+        meaning = "approved security testing" if testing else "an approved tool"
+        scope = f" within its scope ({fact.scope})" if fact.scope else ""
+        explains = Explains.WRONG_DETECTION if testing else Explains.AUTHORISED
+        finding = _finding(name, f"{meaning}{scope}", fact)
+        signals.append(_cite(item, fact, "O7", APPROVED_TOOL_POINTS, finding, explains=explains))
+    return signals
+
+
+def _tool_pattern(value: str) -> re.Pattern[str] | None:
+    """The tool's name as a word, with or without ``.exe`` (``AdFind`` matches ``C:\\Tools\\AdFind.exe``)."""
+    name = value.strip()
+    if name.lower().endswith(".exe"):
+        name = name[:-4]
+    if len(name) < MIN_TOOL_NAME:
+        return None
+    return re.compile(rf"(?<![\w-]){re.escape(name)}(?:\.exe)?(?![\w-])", re.IGNORECASE)
+
+
+MIN_TOOL_NAME = 3
+
+
+def _change_windows(
+    item: StepOutput, facts: OrgFacts, alert: AlertFacts, observed: list[str], *, specific_only: bool
+) -> list[Signal]:
+    """A change window open when the event happened, for what changed, explains an authorised change. Outside
+    change alerts (an endpoint detection) a window explains only when its scope names this very machine or
+    account: a window never explains malware at large."""
     for moment in event_times(fields_of(alert.alert_content)):
         for window in facts.window_at(moment):
-            if window.scope is None or not window.scope.strip() or window.scope.strip().casefold() in covered:
+            if specific_only and not scope_terms(window.scope, window.value):
+                continue
+            if scope_covers(window.scope, observed, window.value):
                 scope = f" for {window.scope}" if window.scope else ""
                 when = datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M UTC")
                 finding = _finding(f"the change at {when}", f"inside change window {window.value}{scope}", window)
