@@ -86,7 +86,7 @@ NAMED_THINGS: tuple[tuple[str, frozenset[str], frozenset[str], int], ...] = (
 #: Name/value pairs (``{"name": "app_name", "value": …}``, AWS ``{"Key": "Name", "Value": …}`` tags) whose name says
 #: what the value is.
 NAMED_PAIRS: dict[str, str] = {"appname": "application", "applicationname": "application", "name": "resource"}
-FILE_NAME = re.compile(r"[^\\/]+\.[A-Za-z0-9]{2,4}$")
+FILE_NAME = re.compile(r"[^/]{1,255}\.[A-Za-z0-9]{2,4}")
 
 
 def named_things(alert: AlertFacts) -> dict[str, list[str]]:
@@ -105,8 +105,8 @@ def named_things(alert: AlertFacts) -> dict[str, list[str]]:
             if field.key in keys and (not parents or any(part in field.parent for part in parents)):
                 value = field.value.strip()
                 if label == "file":
-                    match = FILE_NAME.search(value)
-                    value = match.group(0) if match else ""
+                    base = value.replace("\\", "/").rsplit("/", 1)[-1]
+                    value = base if FILE_NAME.fullmatch(base) else ""
                 add(label, value, limit)
     for name, value in _pairs(parsed(alert.alert_content)):
         if (pair_label := NAMED_PAIRS.get(name)) is not None:

@@ -32,6 +32,13 @@ CONTEXT_RULES = frozenset({"S6", "O2"})
 CRITICAL_AT = 9.0
 IMPACT_RULES = frozenset({"H1", "H2", "H5", "H10", "D3", "A4"})
 RANSOMWARE_POINTS = 3.0
+#: ATT&CK tactics whose success is damage already done (stolen secrets, data out, escalated rights, spread,
+#: destruction): a true positive showing one is at least high.
+HIGH_TACTICS = frozenset({"credential-access", "exfiltration", "impact", "privilege-escalation", "lateral-movement"})
+#: A security control turned down (logging stopped, MFA removed): at least high once it is malicious.
+CONTROL_DOWN_RULES = frozenset({"C2"})
+#: Findings that leave the intruder a way back in: new credentials, an admin grant, a new token.
+FOOTHOLD_RULES = frozenset({"C5", "C6"})
 #: Categories whose alerts report an activity (it happened); the rest are detections (a claim about it).
 ACTIVITY_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.ACCOUNT_CHANGE, Category.EDGE_WAF_CHANGE})
 SEVERITY_ORDER = list(Severity)
@@ -132,7 +139,7 @@ def _true_positive(
         severity = Severity.MEDIUM
     if any(signal.asset_value for signal in signals):
         severity = _raise(severity)
-    for minimum in (floor, _vendor_floor(signals)):
+    for minimum in (floor, _vendor_floor(signals), _impact_floor(signals)):
         if minimum is not None and SEVERITY_ORDER.index(severity) < SEVERITY_ORDER.index(minimum):
             severity = minimum
     confidence = _confidence(0.55 + 0.05 * min(score, 8.0), coverage)
@@ -149,6 +156,33 @@ def _benign(disposition: Disposition, because: Signal, coverage: float, strength
         _confidence(0.5 + 0.08 * min(weight, 5.0), coverage),
         because.finding,
     )
+
+
+def _impact_floor(signals: Sequence[Signal]) -> Severity | None:
+    """What the malicious activity achieved sets a floor, whatever the score: ransomware, or a takeover that left a
+    foothold (the person denies it, or a new admin and new credentials together), is critical; stolen secrets,
+    escalation, spread, data out or a control turned down is high."""
+    firing = [signal for signal in signals if signal.points > 0]
+    rules = {signal.rule for signal in firing}
+    footholds = {signal.finding for signal in firing if signal.rule in FOOTHOLD_RULES}
+    ransomware = any(signal.rule == "A2" and signal.points >= RANSOMWARE_POINTS for signal in firing)
+    if ransomware or (footholds and "K1" in rules) or len(footholds) >= FOOTHOLDS_FOR_BACKDOOR:
+        return Severity.CRITICAL
+    if _control_down(firing) or any(set(signal.tactics) & HIGH_TACTICS for signal in firing):
+        return Severity.HIGH
+    return None
+
+
+FOOTHOLDS_FOR_BACKDOOR = 2
+
+
+def _control_down(firing: Sequence[Signal]) -> bool:
+    """A control turned down that a record shows, or that the vendor both reports and classifies (GuardDuty's
+    Stealth:IAMUser/CloudTrailLoggingDisabled); an alert title alone stays a claim of medium weight."""
+    downs = [signal for signal in firing if signal.rule in CONTROL_DOWN_RULES]
+    seen = any(signal.locator != "alert_type" for signal in downs)
+    classified = bool(downs) and any(signal.rule == "A2" for signal in firing)
+    return seen or classified
 
 
 def _has_impact(signal: Signal) -> bool:

@@ -28,6 +28,12 @@ from vigil.knowledge.attack import tactics_of
 #: defences, other alerts on and spread to other machines; vendor folders add theirs. (Injected text is never
 #: decisive, so it does not undo a confirmation either: the same alert without it must end the same way.)
 CONTRADICTING_RULES = frozenset({"H1", "H2", "H5", "H9", "H10", "D1", "D3"})
+#: Tactics whose success the person cannot vouch for: credentials taken are taken whoever clicked.
+UNCONFIRMABLE_TACTICS = frozenset({"credential-access"})
+#: ATT&CK techniques of a lure: phishing, user execution, stolen application access tokens (consent phishing).
+LURE_TECHNIQUES = ("T1566", "T1204", "T1528")
+#: A grant of high-risk permissions to a third-party application: what consent phishing asks the user to click.
+LURE_RULES = frozenset({"G2"})
 #: Explanations an attacker can imitate (process names) or that are one word an admin typed (a tag, a label):
 #: they never outweigh a strong behaviour, so no single tag clears an alert other evidence condemns.
 WEAK_EXPLANATIONS = frozenset({"A6", "A7", "A8", "D4", "H2", "I4", "L4", "L8", "O1", "O2", "O3", "O5", "O6", "O7"})
@@ -67,9 +73,9 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
     ]
     signals = _count_vendor_claim_once(_count_facts_once(_withdraw_contradicted_explanations(signals)))
     signals = _cap_per_source(_amplifiers_need_suspicion(signals))
+    signals = [replace(s, tactics=tactics_of(s.techniques)) if s.techniques and not s.tactics else s for s in signals]
     signals.extend(_weigh_confirmations(answers, signals))
     signals.extend(_corroboration(signals))
-    signals = [replace(s, tactics=tactics_of(s.techniques)) if s.techniques and not s.tactics else s for s in signals]
     signals.extend(_tactic_chain(signals))
     return signals
 
@@ -216,15 +222,31 @@ def _tactic_chain(signals: list[Signal]) -> list[Signal]:
 
 
 def _weigh_confirmations(answers: list[Signal], signals: list[Signal]) -> list[Signal]:
+    """ "Yes, that was me" says the person acted, not that the act was safe: it does not explain behaviours no
+    user performs knowingly (credential theft, spread), nor an alert about a lure, which the deceived person
+    confirms just the same (user execution, phishing, consent phishing, credentials taken)."""
     contradicting = CONTRADICTING_RULES | vendor_knowledge.undeniable()
     contradiction = next(
-        (signal for signal in signals if signal.points > 0 and signal.rule in contradicting),
+        (
+            signal
+            for signal in signals
+            if (signal.points > 0 and signal.rule in contradicting) or (signal.points >= 0 and _lure_or_theft(signal))
+        ),
         None,
     )
     return [
         _withdrawn(answer, contradiction, rule="X2") if answer.rule == "K2" and contradiction is not None else answer
         for answer in answers
     ]
+
+
+def _lure_or_theft(signal: Signal) -> bool:
+    """The vendor's techniques (even when counted once with its category) say a lure or a theft."""
+    return (
+        signal.rule in LURE_RULES
+        or bool(set(signal.tactics) & UNCONFIRMABLE_TACTICS)
+        or any(technique.startswith(LURE_TECHNIQUES) for technique in signal.techniques)
+    )
 
 
 def _corroboration(signals: list[Signal]) -> list[Signal]:

@@ -80,6 +80,8 @@ def assess(entries: list[dict[str, object]]) -> list[ChangeFinding]:
         ("C2", 2.5, "turned a security control down or off", _weakens_security),
         ("C6", 1.5, "created an API token or key", _creates_credential),
         ("C7", 2.0, "added a member with an administrative role", _adds_admin),
+        ("C12", 1.5, "gave an administrative role to an address outside the actor's own domain", _admin_to_outsider),
+        ("C13", 1.5, "opened an Access application to everyone or removed its MFA requirement", _opens_access_policy),
     ):
         matches = [(index, entry) for index, entry in enumerate(entries) if test(entry)]
         if matches:
@@ -172,7 +174,22 @@ def is_weakening(entry: dict[str, object]) -> bool:
         )
     ):
         return True  # a record taken out of the proxy: the hostname no longer passes the WAF and DDoS protection
+    if isinstance(new_json, dict) and isinstance(old_json, dict) and _opens_access(old_json, new_json):
+        return True
     return new_value in WEAKENING_VALUES or bool(WEAKENING_ACTIONS.search(_action(entry)))
+
+
+def _opens_access_policy(entry: dict[str, object]) -> bool:
+    old, new = entry.get("oldValueJson"), entry.get("newValueJson")
+    return isinstance(old, dict) and isinstance(new, dict) and _opens_access(old, new)
+
+
+def _opens_access(old: dict[str, object], new: dict[str, object]) -> bool:
+    """A Zero Trust Access policy that now lets everyone in, or requires less (an MFA requirement removed)."""
+    everyone = "everyone" in json.dumps(new.get("include")) and "everyone" not in json.dumps(old.get("include"))
+    old_require, new_require = old.get("require"), new.get("require")
+    fewer = isinstance(old_require, list) and isinstance(new_require, list) and len(new_require) < len(old_require)
+    return everyone or fewer
 
 
 def is_unchanged_or_enabled(entry: dict[str, object]) -> bool:
@@ -218,6 +235,18 @@ def _adds_admin(entry: dict[str, object]) -> bool:
     )
 
 
+def _admin_to_outsider(entry: dict[str, object]) -> bool:
+    """An administrator invited from another domain (a free-mail address, a look-alike): how a foothold is kept."""
+    if not _adds_admin(entry):
+        return False
+    actor = read.raw(read.nested(entry, "actor"), "email").lower()
+    invited = re.findall(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)", _entry_text(entry).lower())
+    if "@" not in actor:
+        return False
+    home = actor.rsplit("@", 1)[1]
+    return any(domain != home for domain in invited)
+
+
 CLAIMED_WEAKENING_POINTS = 2.0
 CLAIMS_WEAKENING = re.compile(r"disabled|turned off|set to off|\boff\b|lowered|deleted|removed|paused|bypass")
 AUDIT_ENTRIES = 20
@@ -249,6 +278,19 @@ def reported_changes(alert: AlertFacts, document: object) -> list[Signal]:
                 quote=alert.alert_type,
             )
         )
+    if entries and all(_by_the_platform(entry) for entry in entries) and not any(s.points > 0 for s in signals):
+        entry = entries[0]
+        finding = f"Cloudflare itself made the change (automatic maintenance), not an account: {describe(entry)}"
+        signals.append(
+            Signal(
+                rule="C11",
+                points=-3.0,
+                finding=finding,
+                locator="audit entry actor",
+                quote=describe(entry),
+                explains=Explains.WRONG_DETECTION,
+            )
+        )
     outsider = next((actor for actor in map(external_actor, entries) if actor), None)
     if outsider and signals:
         finding = f"The change was made by {outsider}, an account outside the zone's own domain"
@@ -274,6 +316,12 @@ def reported_changes(alert: AlertFacts, document: object) -> list[Signal]:
             )
         )
     return signals
+
+
+def _by_the_platform(entry: dict[str, object]) -> bool:
+    """Cloudflare's own automation (actor type ``Cloudflare``: certificate renewals, maintenance), no user or token."""
+    actor = read.nested(entry, "actor")
+    return read.text(actor, "type").lower() == "cloudflare" and not read.text(actor, "email")
 
 
 def _audit_entries(document: object) -> list[dict[str, object]]:

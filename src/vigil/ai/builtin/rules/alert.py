@@ -322,7 +322,11 @@ def _category(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
 
 
 def _mitre(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
-    techniques = values(fields, "mitreTechniques", "techniques", "mitreTechnique", "attackTechniques", "technique")
+    techniques = values(
+        fields, "mitreTechniques", "techniques", "mitreTechnique", "attackTechniques", "technique", "techniqueId"
+    ) + [  # SentinelOne indicators: tactics[].techniques[].name
+        field for field in fields if field.key == "name" and field.parent == "techniques"
+    ]
     seen: dict[str, tuple[float, Field]] = {}
     for field in techniques:
         for prefix, points, name in MITRE_WEIGHTS:
@@ -341,7 +345,7 @@ def _mitre(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
 def _vendor_decision(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """The vendor already classified its alert (an EDR's classification/determination, a 'benign' verdict)."""
     signals: list[Signal] = []
-    for field in values(fields, "classification", "determination", "verdict", "vendorVerdict"):
+    for field in values(fields, "classification", "determination", "verdict", "vendorVerdict", "analystVerdict"):
         word = re.sub(r"[^a-z]", "", field.value.lower())
         if word in VENDOR_WRONG:
             signals.append(
@@ -656,6 +660,9 @@ MANAGED_DEVICE_KEYS = ("isCompliant", "isManaged")
 MFA_SESSION = (("mfaAuthenticated", "true"), ("authenticationRequirement", "multifactorauthentication"))
 #: Roles IAM Identity Center creates: such a session began with a sign-in at the organization's identity provider.
 SSO_ROLE = re.compile(r"\bAWSReservedSSO_[A-Za-z0-9+=,.@_-]+")
+#: Identity-protection risk types of a stolen session or token (Entra ``riskEventType``).
+TOKEN_THEFT = re.compile(r"anomalousToken|tokenIssuerAnomaly|attackerinTheMiddle|adversaryInTheMiddle", re.IGNORECASE)
+RISK_TYPE_KEYS = ("riskEventType", "riskEventTypes", "riskEventTypesV2", "riskDetail", "detectionType")
 FAMILIAR_POINTS = -1.0
 FAMILIAR_CAP = -2.0
 
@@ -666,6 +673,8 @@ def _familiar_session(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal
     Read from the vendors' own fields: Okta's behaviours evaluated NEGATIVE, Entra's compliant or managed device,
     an MFA-backed session (CloudTrail ``sessionContext.attributes.mfaAuthenticated``, Entra
     ``authenticationRequirement``), an AWS IAM Identity Center role (``AWSReservedSSO_…``)."""
+    if any(TOKEN_THEFT.search(field.value) for field in values(fields, *RISK_TYPE_KEYS)):
+        return []  # a replayed token carries its victim's device and MFA claims: they prove nothing here
     familiar: list[tuple[str, Field]] = []
     behaviours = next((field for field in fields if len(FAMILIAR_BEHAVIOURS.findall(field.value)) >= 2), None)
     if behaviours is not None:

@@ -29,6 +29,9 @@ SIGN_IN_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.CLOUD_CREDENT
 #: The vendor's own word that the alert is about probing (GuardDuty ``Recon:EC2/PortProbeUnprotectedPort``).
 RECONNAISSANCE = re.compile(r"^recon\b|reconnaissance|port ?(?:probe|scan)", re.IGNORECASE)
 CLAIM_KEYS = frozenset({"type", "category", "threatpurpose", "tactic", "alerttype"})
+#: An alert about a grant (OAuth consent, an app role, domain-wide delegation), by its own words.
+GRANT = re.compile(r"consent|grant|oauth|authori[sz]e|delegat|app ?role|permission", re.IGNORECASE)
+EVENT_NAME_KEYS = frozenset({"activitydisplayname", "operationname", "eventname", "eventtype", "action", "name"})
 #: The most specific kind describes an address: a scanner on a cloud range is a scanner; the VPN/datacentre
 #: list also holds every cloud range, so it speaks only for addresses no provider publishes.
 ADDRESS_ORDER = (ListKind.SCANNER, ListKind.SERVICE, ListKind.RESOLVER, ListKind.CLOUD, ListKind.ANONYMISER)
@@ -67,7 +70,10 @@ def list_rules(alert: AlertFacts, entities: Entities) -> list[Signal]:
     signals.extend(_domains(links, fields))
     if category is Category.PHISHING:
         signals.extend(_simulation(links, entities.subject(EntityKind.IPS), fields))
-    signals.extend(consent(fields))
+    if GRANT.search(alert.alert_type) or any(
+        field.key in CLAIM_KEYS | EVENT_NAME_KEYS and GRANT.search(field.value) for field in fields
+    ):
+        signals.extend(consent(fields))
     return signals
 
 
