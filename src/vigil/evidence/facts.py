@@ -146,19 +146,16 @@ class OrgFacts:
 #: Scope words that name something specific: a host or account pattern, an address range, a domain.
 _SCOPE_SPLIT = re.compile(r"[\s,;()\[\]'\"]+")
 _DATE_OR_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}|^\d{1,2}:\d{2}")
-#: A change or ticket reference (CHG-21107, RITM006184, PT-2026-09): it names the paperwork, not what is covered.
-_REFERENCE = re.compile(r"^[a-z]{2,6}-?\d[\d-]*$", re.IGNORECASE)
 
 
 def scope_terms(scope: str | None, value: str = "") -> list[str]:
     """The specific things a fact's scope names (``rt-op-01``, ``HD-*``, ``adm-``, ``198.51.100.64/27``,
-    ``acme.screenconnect.example``); plain words (``all managed laptops``) name nothing and cover everything."""
+    ``acme.screenconnect.example``); plain words (``all managed laptops``) name nothing and cover everything. The
+    fact's own value (a change window's reference) is not part of its scope."""
     terms = []
     for raw in _SCOPE_SPLIT.split(scope or ""):
         term = raw.strip(".:!?")
         if not term or term.casefold() == value.strip().casefold() or _DATE_OR_TIME.match(term):
-            continue
-        if _REFERENCE.fullmatch(term):
             continue
         specific = any(mark in term for mark in "*@\\/") or term.endswith("-") or any(c.isdigit() for c in term)
         if specific or ("." in term and not term.endswith(".")):

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from vigil.ai.builtin.actions import recommended_actions
 from vigil.ai.builtin.citations import citation
 from vigil.ai.builtin.decision import Decision, decide
-from vigil.ai.builtin.document import fields_of, parsed
+from vigil.ai.builtin.document import fields_of, name_value_pairs, parsed
 from vigil.ai.builtin.scoring import score_evidence
 from vigil.ai.schemas import Analysis, Disposition, Evidence, EvidenceStatus
-from vigil.core.entities import Entities, EntityKind, normalize_key
+from vigil.core.entities import Entities, EntityKind
 from vigil.evidence.knowledge import Category
 from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
 
@@ -108,30 +108,10 @@ def named_things(alert: AlertFacts) -> dict[str, list[str]]:
                     base = value.replace("\\", "/").rsplit("/", 1)[-1]
                     value = base if FILE_NAME.fullmatch(base) else ""
                 add(label, value, limit)
-    for name, value in _pairs(parsed(alert.alert_content)):
+    for name, value in name_value_pairs(parsed(alert.alert_content)):
         if (pair_label := NAMED_PAIRS.get(name)) is not None:
             add(pair_label, value, 1)
     return {label: values[: limits[label]] for label, values in found.items() if values}
-
-
-def _pairs(document: object, depth: int = 0) -> list[tuple[str, str]]:
-    """Every ``{name|key: N, value: V}`` object of the document with string N and V (bounded depth)."""
-    if depth > MAX_PAIR_DEPTH:
-        return []
-    if isinstance(document, list):
-        return [pair for item in document[:MAX_PAIR_ITEMS] for pair in _pairs(item, depth + 1)]
-    if not isinstance(document, dict):
-        return []
-    keys = {normalize_key(str(key)): value for key, value in document.items()}
-    name = keys.get("name", keys.get("key"))
-    pairs = []
-    if isinstance(name, str) and isinstance(keys.get("value"), str):
-        pairs.append((normalize_key(name), str(keys["value"]).strip()))
-    return pairs + [pair for value in document.values() for pair in _pairs(value, depth + 1)]
-
-
-MAX_PAIR_DEPTH = 8
-MAX_PAIR_ITEMS = 200
 
 
 def _drivers(ranked: list[Signal], decision: Decision) -> list[Signal]:

@@ -11,7 +11,8 @@
    the vendor's own rating is the floor of a true positive's severity, and an alert the vendor rates high or
    critical stays a true positive unless cited evidence explains it (steps 1-3); below 2 benign: benign true
    positive when the alert reports an activity (a sign-in, a change) that
-   showed no sign of abuse, false positive when a detection claimed something the evidence does not support.
+   showed no sign of abuse, false positive when a detection claimed something the evidence does not support
+   (including an identity provider's risk claim that the rest of the evidence argues against).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ FOOTHOLD_RULES = frozenset({"C5", "C6"})
 #: Categories whose alerts report an activity (it happened); the rest are detections (a claim about it).
 ACTIVITY_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.ACCOUNT_CHANGE, Category.EDGE_WAF_CHANGE})
 SEVERITY_ORDER = list(Severity)
+#: The identity provider's own risk claim about a sign-in (risky address, unfamiliar place, spray): when the rest of
+#: the evidence pulls the score below the claim, the detection was wrong (false positive), not merely harmless.
+RISK_CLAIMS = frozenset({"S1"})
 CONFIDENCE_CEILING = 0.95
 
 
@@ -96,6 +100,11 @@ def decide(category: Category, signals: Sequence[Signal], evidence: Sequence[Evi
             "a high rating is only lowered for a cited reason"
         )
         return _true_positive(signals, score, coverage, because)
+    claim = next((signal for signal in signals if signal.rule in RISK_CLAIMS and signal.points > 0), None)
+    if category in ACTIVITY_CATEGORIES and claim is not None and score < claim.points:
+        refuted = f"the evidence does not bear out the claim ({_lower(claim.finding)}): it argues against it"
+        reason = Signal(rule="B3", points=0.0, finding=refuted)
+        return _benign(Disposition.FALSE_POSITIVE, reason, coverage, strength=max(0.0, SUSPICIOUS_AT - score))
     if category in ACTIVITY_CATEGORIES:
         reason = Signal(rule="B1", points=0.0, finding="the reported activity shows no sign of abuse")
         return _benign(Disposition.BENIGN_TRUE_POSITIVE, reason, coverage, strength=max(0.0, SUSPICIOUS_AT - score))

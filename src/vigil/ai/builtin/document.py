@@ -68,3 +68,23 @@ def first(fields: Sequence[Field], *keys: str) -> Field | None:
     """The shallowest field among `keys` (top-level severity beats a nested one)."""
     matches = values(fields, *keys)
     return min(matches, key=lambda field: field.path.count(".") + field.path.count("[")) if matches else None
+
+
+def name_value_pairs(document: object, depth: int = 0) -> list[tuple[str, str]]:
+    """Every ``{name|key: N, value: V}`` object of the document with string N and V (bounded depth)."""
+    if depth > MAX_PAIR_DEPTH:
+        return []
+    if isinstance(document, list):
+        return [pair for item in document[:MAX_PAIR_ITEMS] for pair in name_value_pairs(item, depth + 1)]
+    if not isinstance(document, dict):
+        return []
+    keys = {normalize_key(str(key)): value for key, value in document.items()}
+    name = keys.get("name", keys.get("key"))
+    pairs: list[tuple[str, str]] = []
+    if isinstance(name, str) and isinstance(keys.get("value"), str):
+        pairs.append((normalize_key(name), str(keys["value"]).strip()))
+    return pairs + [pair for value in document.values() for pair in name_value_pairs(value, depth + 1)]
+
+
+MAX_PAIR_DEPTH = 8
+MAX_PAIR_ITEMS = 200

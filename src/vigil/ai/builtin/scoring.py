@@ -36,7 +36,9 @@ LURE_TECHNIQUES = ("T1566", "T1204", "T1528")
 LURE_RULES = frozenset({"G2"})
 #: Explanations an attacker can imitate (process names) or that are one word an admin typed (a tag, a label):
 #: they never outweigh a strong behaviour, so no single tag clears an alert other evidence condemns.
-WEAK_EXPLANATIONS = frozenset({"A6", "A7", "A8", "D4", "H2", "I4", "L4", "L8", "O1", "O2", "O3", "O5", "O6", "O7"})
+WEAK_EXPLANATIONS = frozenset(
+    {"A6", "A7", "A8", "D4", "H2", "I4", "C14", "L4", "L8", "O1", "O2", "O3", "O5", "O6", "O7"}
+)
 STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once; vendor

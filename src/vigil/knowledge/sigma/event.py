@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+#: Windows' longest command line (32,767 characters): no process field is longer, so a value past it is padding,
+#: and matching stops there (Sigma's regular expressions would otherwise take seconds on a 256 KiB hostile value).
+MAX_VALUE_CHARS = 32_768
+
 
 def _scalars(value: Any) -> Iterator[str]:
     if isinstance(value, list):
@@ -13,6 +17,8 @@ def _scalars(value: Any) -> Iterator[str]:
             yield from _scalars(item)
     elif isinstance(value, bool):
         yield "true" if value else "false"
+    elif isinstance(value, str):
+        yield value[:MAX_VALUE_CHARS]
     elif value is not None and not isinstance(value, dict):
         yield str(value)
 

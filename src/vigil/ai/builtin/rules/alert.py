@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from vigil.ai.builtin.citations import citation
-from vigil.ai.builtin.document import Field, fields_of, values
+from vigil.ai.builtin.document import Field, fields_of, name_value_pairs, parsed, values
 from vigil.ai.builtin.injection import find_injection, injection_signal
 from vigil.ai.builtin.patterns import behaviours_in
 from vigil.ai.builtin.severity_scales import vendor_rating
@@ -342,10 +342,16 @@ def _mitre(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     return [replace(signal, techniques=named)]
 
 
+#: Objects whose ``classification`` is the threat's category (SentinelOne ``threatInfo``: Malware, PUA), not a verdict.
+THREAT_CATEGORY_PARENTS = frozenset({"threatinfo"})
+
+
 def _vendor_decision(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
     """The vendor already classified its alert (an EDR's classification/determination, a 'benign' verdict)."""
     signals: list[Signal] = []
     for field in values(fields, "classification", "determination", "verdict", "vendorVerdict", "analystVerdict"):
+        if field.key == "classification" and field.parent in THREAT_CATEGORY_PARENTS:
+            continue
         word = re.sub(r"[^a-z]", "", field.value.lower())
         if word in VENDOR_WRONG:
             signals.append(
@@ -501,7 +507,32 @@ def _changes(alert: AlertFacts, fields: Sequence[Field]) -> list[Signal]:
             if pattern.search(field.value):
                 signals.append(_cite("C5", points, f"The alert reports that {meaning} ({field.value})", field))
                 break
-    return signals
+    return _just_in_time(alert, fields, signals)
+
+
+#: Entra Privileged Identity Management: an eligible role activated for a bounded time, with the reason typed in.
+PIM_ACTIVATION = re.compile(r"\bPIM activation\b", re.IGNORECASE)
+PIM_REASONS = frozenset({"justification", "ticketnumber", "ticketsystem", "reason"})
+JUST_IN_TIME_POINTS = -2.0
+
+
+def _just_in_time(alert: AlertFacts, fields: Sequence[Field], signals: list[Signal]) -> list[Signal]:
+    """An admin grant that is a just-in-time activation of an eligible role (Entra PIM) is the control working, not a
+    new privilege; with the justification or ticket the activation records, it is the admin's routine work."""
+    activation = next((field for field in fields if PIM_ACTIVATION.search(field.value)), None)
+    if activation is None:
+        return signals
+    kept = [
+        replace(signal, points=0.0, finding=f"{signal.finding}: a time-bound activation of an eligible role")
+        if signal.rule == "C5" and "administrative" in signal.finding
+        else signal
+        for signal in signals
+    ]
+    reasons = [value for name, value in name_value_pairs(parsed(alert.alert_content)) if name in PIM_REASONS and value]
+    if reasons:
+        finding = f"Just-in-time role activation through PIM with its recorded reason: {'; '.join(reasons[:2])}"
+        kept.append(_cite("C14", JUST_IN_TIME_POINTS, finding, activation, explains=Explains.AUTHORISED))
+    return kept
 
 
 def injection_citations(alert: AlertFacts) -> list[Citation]:

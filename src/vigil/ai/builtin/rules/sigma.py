@@ -23,7 +23,7 @@ from vigil.ai.builtin.rules.endpoint import rows_of
 from vigil.ai.schemas import CheckpointAnswer, Evidence, EvidenceKind, EvidenceStatus
 from vigil.core.entities import Entities
 from vigil.evidence import records as read
-from vigil.evidence.facts import ORG_FACTS_SKILL_ID, FactKind, OrgFact, OrgFacts
+from vigil.evidence.facts import ORG_FACTS_SKILL_ID, FactKind, OrgFact, OrgFacts, scope_covers
 from vigil.evidence.knowledge import EventRows
 from vigil.evidence.sigma import SigmaAlerts, SigmaMapping
 from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
@@ -213,11 +213,11 @@ def _fitting_false_positive(rule: SigmaRule, event: Mapping[str, Any], context: 
 
 def _approved_tool(facts: OrgFacts, rule: SigmaRule, processes: tuple[str, ...], entities: Entities) -> OrgFact | None:
     """An approved-tool fact naming the process (or the tool the rule is about), within the fact's scope."""
-    scope_values = {value.casefold() for value in (*entities.hosts, *entities.users, *entities.emails)}
+    observed = [*entities.hosts, *entities.users, *entities.emails, *entities.ips]
     title = rule.title.casefold()
     for fact in facts.of(FactKind.APPROVED_TOOL):
         name = fact.value.strip().casefold().removesuffix(".exe")
-        if not name or (fact.scope and fact.scope.strip().casefold() not in scope_values):
+        if not name or not scope_covers(fact.scope, observed, fact.value):
             continue
         if any(process.removesuffix(".exe") == name for process in processes if process) or name in title:
             return fact
