@@ -131,6 +131,20 @@ class OrgFacts:
         wanted = name.strip().casefold()
         return next((f for f in self.of(kind) if f.value.strip().casefold() == wanted), None)
 
+    def approved_tool(self, names: Iterable[str], scope: Iterable[str] = (), at: int | None = None) -> OrgFact | None:
+        """An `approved_tool` fact naming one of `names` (a tool's name or file name; ``.exe`` and case aside)
+        whose scope, when it has one, is among `scope` (the alert's hosts and accounts), unexpired at `at`."""
+        wanted = {_tool_name(name) for name in names} - {""}
+        covered = {value.strip().casefold() for value in scope}
+        for fact in self.of(FactKind.APPROVED_TOOL):
+            if fact.scope and fact.scope.strip().casefold() not in covered:
+                continue
+            if at is not None and fact.expires_at < at:
+                continue
+            if _tool_name(fact.value) in wanted:
+                return fact
+        return None
+
     def window_at(self, epoch: int) -> tuple[OrgFact, ...]:
         """Change windows open at `epoch` (the alert's own event time)."""
         return tuple(
@@ -140,3 +154,8 @@ class OrgFacts:
             and fact.window_end is not None
             and fact.window_start <= epoch <= fact.window_end
         )
+
+
+def _tool_name(name: str) -> str:
+    """``AnyDesk.exe``, ``anydesk`` and ``C:\\Program Files\\AnyDesk\\AnyDesk.exe`` name one tool."""
+    return name.strip().replace("/", "\\").rsplit("\\", 1)[-1].casefold().removesuffix(".exe").strip()

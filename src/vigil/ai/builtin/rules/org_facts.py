@@ -129,12 +129,12 @@ def event_times(fields: Sequence[Field]) -> list[int]:
     """When the alert says its event happened (epoch seconds), from the vendors' time fields, in order."""
     times: list[int] = []
     for field in fields:
-        if field.key in EVENT_TIME_KEYS and (moment := _epoch(field.value)) is not None:
+        if field.key in EVENT_TIME_KEYS and (moment := epoch(field.value)) is not None:
             times.append(moment)
     return times
 
 
-def _epoch(text: str) -> int | None:
+def epoch(text: str) -> int | None:
     value = text.strip()
     digits = read.as_count(value)
     if digits is not None:
