@@ -45,11 +45,11 @@ class HijackDll:
     vendor: str
     expected: tuple[str, ...]  # as HijackLibs writes them: "%SYSTEM32%", "%PROGRAMFILES%\\Adobe\\..."
     executables: tuple[tuple[str, str], ...]  # (path, hijack type)
-    _folders: re.Pattern[str] | None
 
     def expected_in(self, folder: str) -> bool:
         """Whether `folder` is one of the DLL's expected locations (a DLL with none is expected nowhere)."""
-        return self._folders is not None and self._folders.fullmatch(normalized(folder)) is not None
+        folders = _folders(self.expected)
+        return folders is not None and folders.fullmatch(normalized(folder)) is not None
 
     def loaded_by(self, image: str) -> tuple[str, str] | None:
         """The catalogued executable (path, type) of the same file name as `image`, if any."""
@@ -81,14 +81,19 @@ def _pattern(folder: str) -> str:
 
 
 @cache
+def _folders(expected: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The expected locations as one expression, compiled on the DLL's first lookup (most are never looked up)."""
+    return re.compile("|".join(f"(?:{_pattern(folder)})" for folder in expected)) if expected else None
+
+
+@cache
 def _table() -> dict[str, HijackDll]:
-    table: dict[str, HijackDll] = {}
-    for name, entry in read_json(BUNDLE, DATA_FILE)["dlls"].items():
-        expected = tuple(entry["expected"])
-        folders = re.compile("|".join(f"(?:{_pattern(folder)})" for folder in expected)) if expected else None
-        executables = tuple((path, kind) for path, kind in entry["executables"])
-        table[name] = HijackDll(name, entry["vendor"], expected, executables, folders)
-    return table
+    return {
+        name: HijackDll(
+            name, entry["vendor"], tuple(entry["expected"]), tuple((path, kind) for path, kind in entry["executables"])
+        )
+        for name, entry in read_json(BUNDLE, DATA_FILE)["dlls"].items()
+    }
 
 
 def dll(name: str) -> HijackDll | None:
