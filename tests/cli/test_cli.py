@@ -100,7 +100,9 @@ def test_knowledge_lists_every_bundle_with_its_provenance(monkeypatch: pytest.Mo
     listed = json.loads(run("knowledge", "--json"))
 
     assert [entry["name"] for entry in listed] == [bundle.name for bundle in shipped]
-    assert {"network", "attack", "identity"} <= {entry["name"] for entry in listed}
+    assert {"network", "attack", "identity", "lolrmm", "lolbas", "hijacklibs", "loldrivers"} <= {
+        entry["name"] for entry in listed
+    }
     for bundle, entry in zip(shipped, listed, strict=True):
         assert entry == bundle.model_dump(mode="json")
         for text in (bundle.name, bundle.source, bundle.commit[:12], bundle.date, bundle.licence):

@@ -359,3 +359,6 @@ def test_settings_page_lists_the_knowledge_bundles_with_their_provenance(admin_p
             expect(row).to_contain_text(text)
         expect(row.locator("code")).to_have_attribute("title", bundle.commit)
     expect(table.locator('tr[data-bundle="attack"]')).to_contain_text("The MITRE Corporation")
+    for name in ("lolrmm", "lolbas", "hijacklibs", "loldrivers"):  # the dual-use catalogues, from provenance alone
+        expect(table.locator(f'tr[data-bundle="{name}"]')).to_have_count(1)
+    expect(table.locator('tr[data-bundle="lolbas"]')).to_contain_text("GPL-3.0-only")

@@ -132,6 +132,20 @@ class OrgFacts:
         wanted = name.strip().casefold()
         return next((f for f in self.of(kind) if f.value.strip().casefold() == wanted), None)
 
+    def approved_tool(self, names: Iterable[str], scope: Iterable[str] = (), at: int | None = None) -> OrgFact | None:
+        """An `approved_tool` fact naming one of `names` (a tool's name or file name; ``.exe`` and case aside)
+        whose scope covers `scope` (the alert's hosts, accounts and addresses: `scope_covers`), unexpired at `at`."""
+        wanted = {_tool_name(name) for name in names} - {""}
+        covered = list(scope)
+        for fact in self.of(FactKind.APPROVED_TOOL):
+            if not scope_covers(fact.scope, covered, fact.value):
+                continue
+            if at is not None and fact.expires_at < at:
+                continue
+            if _tool_name(fact.value) in wanted:
+                return fact
+        return None
+
     def window_at(self, epoch: int) -> tuple[OrgFact, ...]:
         """Change windows open at `epoch` (the alert's own event time)."""
         return tuple(
@@ -195,3 +209,8 @@ def _in_network(item: str, network: ipaddress.IPv4Network | ipaddress.IPv6Networ
     except ValueError:
         return False
     return address.version == network.version and address in network
+
+
+def _tool_name(name: str) -> str:
+    """``AnyDesk.exe``, ``anydesk`` and ``C:\\Program Files\\AnyDesk\\AnyDesk.exe`` name one tool."""
+    return name.strip().replace("/", "\\").rsplit("\\", 1)[-1].casefold().removesuffix(".exe").strip()

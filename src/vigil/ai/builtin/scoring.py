@@ -15,7 +15,7 @@ from vigil.ai.builtin import vendor_knowledge
 from vigil.ai.builtin.decision import SUSPICIOUS_AT
 from vigil.ai.builtin.document import fields_of, parsed
 from vigil.ai.builtin.injection import find_injection, injection_signal
-from vigil.ai.builtin.rules import sigma
+from vigil.ai.builtin.rules import dual_use, sigma
 from vigil.ai.builtin.rules.alert import alert_rules
 from vigil.ai.builtin.rules.context import RELATED_OPEN_RULE, checkpoint
 from vigil.ai.builtin.rules.context_lists import list_rules
@@ -39,6 +39,7 @@ LURE_RULES = frozenset({"G2"})
 WEAK_EXPLANATIONS = frozenset(
     {"A6", "A7", "A8", "D4", "H2", "I4", "C14", "L4", "L8", "O1", "O2", "O3", "O5", "O6", "O7"}
 )
+WEAK_EXPLANATIONS |= dual_use.WEAK_EXPLANATIONS
 STRONG_BEHAVIOURS = frozenset({"H1", "H2", "H5", "H9", "H10"})
 CORROBORATING_POINTS = 1.0
 #: Rules that describe one fact whichever source shows it (behaviours, connections): counted once; vendor
@@ -67,6 +68,7 @@ def score_evidence(alert: AlertFacts, entities: Entities, evidence: Sequence[Evi
             signals.extend(vendor_knowledge.read_step(item, alert, entities))
             signals.extend(_injection_in(item))
     signals.extend(sigma.sigma_signals(alert, document, evidence, entities))
+    signals.extend(dual_use.dual_use_signals(alert, document, evidence, entities))
     answers = [
         signal
         for item in evidence

@@ -158,8 +158,14 @@ HUNTING_SIGMA = SigmaMapping(
         SigmaCategory(
             "windows",
             ("file_event",),
-            _with_actor({"TargetFilename": JoinedPath("FolderPath", "FileName")}),
+            _with_actor({"TargetFilename": JoinedPath("FolderPath", "FileName"), "Hashes": _HASHES}),
             _actions("FileCreated", "FileModified", "FileRenamed"),
+        ),
+        SigmaCategory(
+            "windows",
+            ("driver_load",),
+            _with_actor({"ImageLoaded": JoinedPath("FolderPath", "FileName"), "Hashes": _HASHES}),
+            _actions("DriverLoad"),
         ),
         SigmaCategory("windows", ("process_creation",), _PROCESS_FIELDS, ("ProcessCommandLine", frozenset())),
     )

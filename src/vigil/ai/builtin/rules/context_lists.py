@@ -81,7 +81,7 @@ def _cited(hit: ListHit, value: str) -> str:
     return f"[MISP {hit.list_id}] {value} is in '{hit.name}'"
 
 
-def _field_of(fields: Sequence[Field], value: str) -> Field | None:
+def field_of(fields: Sequence[Field], value: str) -> Field | None:
     """Where the alert says `value`: the field that is exactly it, else the first that contains it."""
     wanted = value.lower()
     exact = next((field for field in fields if field.value.strip().lower() == wanted), None)
@@ -91,7 +91,7 @@ def _field_of(fields: Sequence[Field], value: str) -> Field | None:
 def _signal(
     rule: str, points: float, finding: str, value: str, fields: Sequence[Field], explains: Explains | None = None
 ) -> Signal:
-    field = _field_of(fields, value)
+    field = field_of(fields, value)
     locator = field.path if field is not None else "entities"
     return Signal(rule, points, finding, locator=locator, quote=value, explains=explains, entities=(value,))
 

@@ -20,6 +20,7 @@ from vigil.evidence import records as read
 from vigil.evidence.facts import FactKind, OrgFact, OrgFacts, scope_covers, scope_terms
 from vigil.evidence.knowledge import Category
 from vigil.evidence.signals import AlertFacts, Explains, Signal, StepOutput
+from vigil.knowledge import lolrmm
 
 MAX_SUBJECTS = 5
 #: Network facts: the rule, the points, whether it explains, and what the address is to the organization.
@@ -154,8 +155,8 @@ def _approved_tools(item: StepOutput, facts: OrgFacts, alert: AlertFacts, observ
     signals: list[Signal] = []
     for fact in facts.of(FactKind.APPROVED_TOOL):
         tool = _tool_pattern(fact.value)
-        if tool is None or not any(tool.search(field.value) for field in fields):
-            continue
+        if tool is None or lolrmm.by_name(fact.value) or not any(tool.search(field.value) for field in fields):
+            continue  # remote-access tools are judged with how they were launched (dual_use RM rules)
         name = fact.value.strip()
         if not scope_covers(fact.scope, observed, fact.value):
             finding = _finding(name, f"approved only for {fact.scope}; nothing shows this use is within it", fact)
@@ -205,12 +206,12 @@ def event_times(fields: Sequence[Field]) -> list[int]:
     """When the alert says its event happened (epoch seconds), from the vendors' time fields, in order."""
     times: list[int] = []
     for field in fields:
-        if field.key in EVENT_TIME_KEYS and (moment := _epoch(field.value)) is not None:
+        if field.key in EVENT_TIME_KEYS and (moment := epoch(field.value)) is not None:
             times.append(moment)
     return times
 
 
-def _epoch(text: str) -> int | None:
+def epoch(text: str) -> int | None:
     value = text.strip()
     digits = read.as_count(value)
     if digits is not None:

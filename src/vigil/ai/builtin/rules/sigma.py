@@ -12,23 +12,19 @@ activity the person confirmed as theirs) the hit counts for less and says why.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from vigil.ai.builtin import vendor_knowledge
+from vigil.ai.builtin.mapped import MappedRecord, alert_records, step_records
 from vigil.ai.builtin.rules.alert import DEPLOYMENT_AGENTS
 from vigil.ai.builtin.rules.context import checkpoint_answer
-from vigil.ai.builtin.rules.endpoint import rows_of
 from vigil.ai.schemas import CheckpointAnswer, Evidence, EvidenceKind, EvidenceStatus
 from vigil.core.entities import Entities
 from vigil.evidence import records as read
-from vigil.evidence.facts import ORG_FACTS_SKILL_ID, FactKind, OrgFact, OrgFacts, scope_covers
-from vigil.evidence.knowledge import EventRows
-from vigil.evidence.sigma import SigmaAlerts, SigmaMapping
+from vigil.evidence.facts import ORG_FACTS_SKILL_ID, FactKind, OrgFact, OrgFacts
 from vigil.evidence.signals import ALERT_SOURCE, AlertFacts, Signal
 from vigil.knowledge.sigma.event import Event
-from vigil.knowledge.sigma.formats import FORMATS
 from vigil.knowledge.sigma.rules import Hit, SigmaRule, ruleset
 
 RULE_PREFIX = "SIGMA:"
@@ -74,13 +70,18 @@ def counted_once(signals: Sequence[Signal]) -> frozenset[str]:
     return frozenset(signal.rule for signal in signals if signal.rule.startswith(RULE_PREFIX))
 
 
-def sigma_signals(
-    alert: AlertFacts, document: object, evidence: Sequence[Evidence], entities: Entities
-) -> list[Signal]:
-    facts = next(
+def organization_facts(evidence: Sequence[Evidence]) -> OrgFacts:
+    """The organization's facts the engine recorded for this investigation (none when it recorded none)."""
+    return next(
         (OrgFacts.from_output(item.output) for item in evidence if item.skill_id == ORG_FACTS_SKILL_ID),
         OrgFacts(),
     )
+
+
+def sigma_signals(
+    alert: AlertFacts, document: object, evidence: Sequence[Evidence], entities: Entities
+) -> list[Signal]:
+    facts = organization_facts(evidence)
     confirmed = next(
         (
             item
@@ -93,54 +94,21 @@ def sigma_signals(
     )
     who = (read.raw(confirmed.output or {}, "answered_by") or "the person asked") if confirmed else None
     context = _Context(facts, entities, who)
-    signals = _source(ALERT_SOURCE, None, list(_alert_sightings(alert, document)), context)
+    signals = _source(ALERT_SOURCE, None, list(_sightings(alert_records(alert, document))), context)
     for item in evidence:
-        if item.kind is EvidenceKind.SKILL and item.status is EvidenceStatus.OK:
-            rows = _event_rows(item.skill_id or "")
-            if rows is not None and rows.sigma is not None:
-                sightings = list(_row_sightings(rows, rows.sigma, item))
-                signals.extend(_source(item.step_name, item.skill_id, sightings, context))
+        records = step_records(item)
+        if records:
+            signals.extend(_source(item.step_name, item.skill_id, list(_sightings(records)), context))
     return signals
 
 
-def _event_rows(skill_id: str) -> EventRows | None:
-    for knowledge in vendor_knowledge.all_knowledge():
-        reading = knowledge.readings.get(skill_id)
-        if isinstance(reading, EventRows):
-            return reading
-    return None
-
-
-def _alert_formats(provider: str) -> Iterator[SigmaAlerts]:
-    declared = (fmt for knowledge in vendor_knowledge.all_knowledge() for fmt in knowledge.sigma_alerts)
-    wanted = provider.strip().lower()
-    return (fmt for fmt in (*declared, *FORMATS) if wanted in fmt.providers)
-
-
-def _alert_sightings(alert: AlertFacts, document: object) -> Iterator[_Sighting]:
-    for fmt in _alert_formats(alert.alert_provider):
-        for prefix, record in fmt.records_in(document):
-            yield from _sightings(fmt.mapping, record, prefix)
-
-
-def _row_sightings(rows: EventRows, mapping: SigmaMapping, item: Evidence) -> Iterator[_Sighting]:
-    key, found = rows_of(rows, item.step())
-    for index, row in enumerate(found):
-        yield from _sightings(mapping, row, f"{key}[{index}]")
-
-
-def _sightings(mapping: SigmaMapping, record: Mapping[str, Any], prefix: str) -> Iterator[_Sighting]:
-    category = mapping.category(record)
-    if category is None:
-        return
-    event, columns = category.event(record)
-    view = Event(event)
-    for hit in ruleset().match(event, category.logsources):
-        field = next((f for f in hit.fields if view.values(f)), None)
-        if field is None:
-            continue  # it matched on what the record lacks ("not ..."): no evidence of anything
-        locator = ".".join(part for part in (prefix, columns.get(field, field)) if part)
-        yield _Sighting(hit, locator, ", ".join(view.values(field) or ()), event)
+def _sightings(records: Iterable[MappedRecord]) -> Iterator[_Sighting]:
+    for record in records:
+        for hit in ruleset().match(record.event, record.logsources):
+            field = next((f for f in hit.fields if record.view.values(f)), None)
+            if field is None:
+                continue  # it matched on what the record lacks ("not ..."): no evidence of anything
+            yield _Sighting(hit, record.locator(field), ", ".join(record.view.values(field) or ()), record.event)
 
 
 def _source(
@@ -213,12 +181,14 @@ def _fitting_false_positive(rule: SigmaRule, event: Mapping[str, Any], context: 
 
 def _approved_tool(facts: OrgFacts, rule: SigmaRule, processes: tuple[str, ...], entities: Entities) -> OrgFact | None:
     """An approved-tool fact naming the process (or the tool the rule is about), within the fact's scope."""
-    observed = [*entities.hosts, *entities.users, *entities.emails, *entities.ips]
+    scope = (*entities.hosts, *entities.users, *entities.emails, *entities.ips)
+    found = facts.approved_tool(processes, scope)
+    if found is not None:
+        return found
     title = rule.title.casefold()
-    for fact in facts.of(FactKind.APPROVED_TOOL):
-        name = fact.value.strip().casefold().removesuffix(".exe")
-        if not name or not scope_covers(fact.scope, observed, fact.value):
-            continue
-        if any(process.removesuffix(".exe") == name for process in processes if process) or name in title:
-            return fact
-    return None
+    named = [
+        fact.value
+        for fact in facts.of(FactKind.APPROVED_TOOL)
+        if (name := fact.value.strip().casefold().removesuffix(".exe")) and name in title
+    ]
+    return facts.approved_tool(named, scope) if named else None
