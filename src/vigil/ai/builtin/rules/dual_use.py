@@ -85,7 +85,8 @@ DRIVER_POINTS = {DriverCategory.MALICIOUS: 4.0, DriverCategory.VULNERABLE: 2.0}
 ROLLOUT_POINTS = -3.0
 SPREAD_POINTS = 1.0
 ROLLOUT_MACHINES = 3
-ROLLOUT_SECONDS = 30 * 60
+#: A deployment wave: every copy from a deployment agent within one maintenance window (a working day at most).
+ROLLOUT_SECONDS = 12 * 60 * 60
 MAX_FINDINGS = 3
 #: Alert fields naming the process and its parent, for alert formats without a Sigma mapping.
 PROCESS_KEYS = ("fileName", "processName", "imageFileName", "processFileName", "image")
@@ -480,6 +481,15 @@ def _dual_use(path: str, hashes: Sequence[str], subject: set[str]) -> bool:
     )
 
 
+def _deploying_ancestor(record: MappedRecord) -> str | None:
+    """A deployment agent among the row's ancestors (Defender's ``InitiatingProcessParentFileName``: msiexec or the
+    vendor's installer started by IntuneManagementExtension or CcmExec), or None."""
+    for key, value in record.row.items():
+        if "parent" in normalize_key(str(key)) and isinstance(value, str) and _name(value) in DEPLOYMENT_AGENTS:
+            return _name(value)
+    return None
+
+
 def _rollouts(records: Sequence[MappedRecord], entities: Entities) -> list[Signal]:
     """The same dual-use file on several machines of one step's rows: a rollout when every copy came from a
     deployment agent within `ROLLOUT_SECONDS` on `ROLLOUT_MACHINES` or more machines (RO1, explains: authorised);
@@ -501,7 +511,9 @@ def _rollouts(records: Sequence[MappedRecord], entities: Entities) -> list[Signa
         if not machine:
             continue
         signed = read.text(record.row, *SIGNATURE_KEYS)
-        copy = _Copy(record, machine, _name(parent), _row_time(record), signed in UNSIGNED)
+        copy = _Copy(
+            record, machine, _deploying_ancestor(record) or _name(parent), _row_time(record), signed in UNSIGNED
+        )
         key = (record.source, hashes[0].lower() if hashes else _name(path))
         groups.setdefault(key, []).append(copy)
     signals: list[Signal] = []
