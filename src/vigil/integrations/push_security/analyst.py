@@ -127,6 +127,41 @@ def _sso_only(account: dict[str, object]) -> str:
     return "Okta single sign-on" if read.text(methods, "oktaSwaLogin") == "true" else ""
 
 
+#: Extension permissions that read or rewrite what the user does on the web (Chrome's names).
+SENSITIVE_PERMISSIONS = frozenset(
+    {"cookies", "webrequest", "webrequestblocking", "scripting", "debugger", "nativemessaging", "proxy",
+     "clipboardread", "declarativenetrequestwithhostaccess", "management", "history", "tabcapture"}
+)  # fmt: skip
+ALL_SITES = frozenset({"<all_urls>", "*://*/*", "http://*/*", "https://*/*"})
+EXTENSION_POINTS = 1.5
+OWNER_CHANGE_POINTS = 2.0
+
+
+def browser_extension(alert: AlertFacts, document: object) -> list[Signal]:
+    """A Push browser-extension event: what the extension may do on every site, and whether its developer
+    changed — an extension bought or taken over and then pushed an update is how session cookies are stolen."""
+    if not isinstance(document, dict) or read.text(document, "object").upper() != "BROWSER_EXTENSION":
+        return []
+    new = read.nested(document, "new")
+    permissions = {str(item).lower() for item in _list(new, "permissions")}
+    hosts = {str(item) for item in _list(new, "hostPermissions")}
+    sensitive = sorted(permissions & SENSITIVE_PERMISSIONS)
+    name = read.text(new, "name") or read.text(new, "extensionId")
+    signals: list[Signal] = []
+    if sensitive and hosts & ALL_SITES:
+        finding = f"The extension {name} may use {', '.join(sensitive)} on every site: it can read sessions and pages"
+        signals.append(Signal("P5", EXTENSION_POINTS, finding, locator="new.permissions", quote=", ".join(sensitive)))
+    developer = read.nested(new, "developer")
+    previous = read.text(developer, "previousName")
+    if signals and previous and previous != read.text(developer, "name"):
+        finding = (
+            f"The extension's developer changed ({previous} -> {read.text(developer, 'name')}): an extension "
+            "taken over or sold, then updated with broad permissions"
+        )
+        signals.append(Signal("P6", OWNER_CHANGE_POINTS, finding, locator="new.developer", quote=previous))
+    return signals
+
+
 _BY_EMAIL = when(EntityKind.EMAILS, {"email": first(EntityKind.EMAILS)})
 KNOWLEDGE = AnalystKnowledge(
     lookups=(
@@ -135,5 +170,6 @@ KNOWLEDGE = AnalystKnowledge(
         LookupPlan(Lookup.USER_ACCOUNT, "Push Security: account of the user", LIST_ACCOUNTS, _BY_EMAIL),
     ),
     readings={FIND_ACCOUNT: accounts, LIST_ACCOUNTS: accounts, SECURITY_FINDINGS: findings},
+    alert_readers=(browser_extension,),
     undeniable=frozenset({"P3"}),
 )
