@@ -254,7 +254,7 @@ def _confusion_lines(matrix: ConfusionMatrix) -> list[str]:
     lines = [
         CONFUSION_INTRO,
         "",
-        f"| Expected ↓ decided → | {' | '.join(heads)} | Recall (95 % CI) |",
+        f"| Expected \\ decided | {' | '.join(heads)} | Recall (95 % CI) |",
         "|---|" + "---:|" * len(columns) + "---|",
     ]
     for expected in matrix.rows:
