@@ -247,13 +247,12 @@ def _control_verdict(result: ScenarioResult) -> str:
     return f"{result.run.disposition} injected, {control.disposition if control else '–'} in the control run"
 
 
-def _confusion_lines(matrix: ConfusionMatrix) -> list[str]:
+def _confusion_lines(matrix: ConfusionMatrix, *, intro: bool = True) -> list[str]:
     """The expected-by-decided table with per-class recall, then overall and benign-class accuracy."""
     columns = matrix.columns
     heads = [DISPOSITION_ABBREVIATIONS.get(column, column) for column in columns]
-    lines = [
-        CONFUSION_INTRO,
-        "",
+    lines = [CONFUSION_INTRO if intro else "As for the labelled set (rows expected, columns decided).", ""]
+    lines += [
         f"| Expected \\ decided | {' | '.join(heads)} | Recall (95 % CI) |",
         "|---|" + "---:|" * len(columns) + "---|",
     ]
@@ -297,7 +296,7 @@ def _holdout_lines(holdout: HeldOut, level: str) -> list[str]:
         "",
         f"{level} Held-out dispositions",
         "",
-        *_confusion_lines(combined.confusion),
+        *_confusion_lines(combined.confusion, intro=False),
         "",
     ]
     if holdout.details:
