@@ -11,8 +11,8 @@ disposition, and why it failed.
 from __future__ import annotations
 
 import pytest
-
 from tests.conftest import BACKENDS
+
 from vigil.evaluation.runner import ScenarioResult, run_evaluation
 from vigil.evaluation.scenario import Scenario, load_scenarios
 
