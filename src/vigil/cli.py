@@ -50,6 +50,7 @@ from vigil.users import service as users_service
 from vigil.users.schemas import Role
 
 if TYPE_CHECKING:  # `vigil eval` imports the evaluation (the TestClient, the fakes) only when it runs
+    from vigil.evaluation.heldout import HeldOut
     from vigil.evaluation.runner import EvalReport, ScenarioResult
     from vigil.evaluation.scenario import Scenario
 
@@ -577,15 +578,26 @@ def secrets_generate_key() -> None:
 def knowledge_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print the provenance records as JSON.")] = False,
 ) -> None:
-    """List the public knowledge bundles the built-in analyst carries: source, pinned commit, date, licence, counts."""
+    """List the public knowledge bundles the built-in analyst carries: source, pinned commit, date, licence, counts;
+    a bundle VIGIL_KNOWLEDGE_DISABLED switches off is marked disabled."""
     shipped = bundles()
+    disabled = {name.lower() for name in get_settings().knowledge_disabled}
+    unknown = sorted(disabled - {bundle.name for bundle in shipped})
+    if unknown:
+        typer.echo(
+            f"error: VIGIL_KNOWLEDGE_DISABLED names no bundle {', '.join(unknown)} "
+            f"(there are: {', '.join(bundle.name for bundle in shipped)}); the engine refuses to start with it.",
+            err=True,
+        )
     if as_json:
-        typer.echo(json.dumps([bundle.model_dump(mode="json") for bundle in shipped], indent=2))
+        listed = [bundle.model_dump(mode="json") | {"disabled": bundle.name in disabled} for bundle in shipped]
+        typer.echo(json.dumps(listed, indent=2))
         return
     # One block per bundle, never a table: sources and counts stay whole in a pipe or a narrow terminal.
     for bundle in shipped:
         licence = f"{bundle.licence} ({bundle.licence_file})" if bundle.licence_file else bundle.licence
-        typer.echo(f"{bundle.name} - {bundle.title}")
+        state = " [disabled: VIGIL_KNOWLEDGE_DISABLED, loads as empty]" if bundle.name in disabled else ""
+        typer.echo(f"{bundle.name} - {bundle.title}{state}")
         typer.echo(f"  source   {bundle.source} @ {bundle.commit[:12]} ({bundle.date})")
         typer.echo(f"  licence  {licence}")
         typer.echo(f"  counts   {bundle.counts_text()}\n")
@@ -620,16 +632,17 @@ def secrets_rotate() -> None:
 # --- evaluation ---------------------------------------------------------------------------------------------
 
 
-def _eval_sets(set_dir: Path | None, holdout_dir: Path | None) -> tuple[Path, Path | None]:
+def _eval_sets(set_dir: Path | None, holdout_dirs: list[Path]) -> tuple[Path, list[Path]]:
     """The folder of scenario files (the set shipped with the package, or ``--set``, a directory of the user's own
-    scenarios) and the held-out folder (``--holdout``, else the set's ``holdout/`` when present). Exits 2 when a
-    given folder is not a directory."""
+    scenarios) and the held-out folders (each ``--holdout``, else the set's ``holdout/`` when present; the
+    shipped set has none, so plain `vigil eval` runs no held-out scenario). Exits 2 when a given folder is not a
+    directory."""
     from vigil.evaluation.scenario import HOLDOUT, SCENARIOS_DIR
 
     folder = SCENARIOS_DIR if set_dir is None else _eval_dir("--set", set_dir)
-    if holdout_dir is not None:
-        return folder, _eval_dir("--holdout", holdout_dir)
-    return folder, (folder / HOLDOUT) if (folder / HOLDOUT).is_dir() else None
+    if holdout_dirs:
+        return folder, [_eval_dir("--holdout", given) for given in holdout_dirs]
+    return folder, [folder / HOLDOUT] if (folder / HOLDOUT).is_dir() else []
 
 
 def _eval_dir(option: str, given: Path) -> Path:
@@ -680,14 +693,20 @@ def _eval_command_line(
     output: str,
     wanted: list[str],
     timeout: float | None = None,
-    holdout_dir: Path | None = None,
+    holdout_dirs: list[Path] | None = None,
+    holdout_details: bool = False,
+    ablation: bool = False,
 ) -> str:
     """The command as the report shows it (the database password redacted)."""
     command = ["vigil", "eval"]
     if set_dir is not None:
         command += ["--set", str(set_dir)]
-    if holdout_dir is not None:
+    for holdout_dir in holdout_dirs or []:
         command += ["--holdout", str(holdout_dir)]
+    if holdout_details:
+        command.append("--holdout-details")
+    if ablation:
+        command.append("--ablation")
     if fast:
         command.append("--fast")
     if database_url:
@@ -731,6 +750,53 @@ def _print_eval_tables(evaluated: EvalReport) -> None:
             console.print(line, highlight=False, markup=False)
 
 
+def _run_held_out(
+    batches: list[tuple[Path, list[Scenario]]],
+    database_url: str | None,
+    model: str,
+    timeout: float | None,
+    details: bool,
+    ablation: bool,
+) -> HeldOut | None:
+    """Each held-out folder as a batch (then, with ``ablation``, all of them once per bundle switched off); each
+    scenario's line only with ``details``."""
+    from vigil.evaluation import report
+    from vigil.evaluation.heldout import AblationPass, HeldOut, HeldOutBatch, batch_name, run_ablation, shown_folder
+    from vigil.evaluation.runner import run_evaluation
+
+    runs = []
+    for index, (folder, held) in enumerate(batches):
+        if not held:
+            continue
+        name = batch_name(index)
+        console.print(f"Running {len(held)} held-out scenario(s) of {name} (reported apart, never used for tuning)…")
+        evaluated = run_evaluation(
+            held,
+            database_url=database_url,
+            model=model,
+            scenario_timeout=timeout,
+            progress=_print_eval_progress if details else None,
+        )
+        _print_eval_tables(evaluated)
+        runs.append(HeldOutBatch(name=name, folder=shown_folder(folder), report=evaluated))
+    if not runs:
+        return None
+    held_out = HeldOut(batches=runs, details=details)
+    if len(runs) > 1:
+        console.print(report.rich_table(held_out.combined))
+    if ablation:
+
+        def announce(run: AblationPass) -> None:
+            console.print(f"  knowledge {run.label}: held-out disposition {run.disposition.text()}", highlight=False)
+
+        console.print("Knowledge ablation: the held-out scenarios once per bundle switched off…")
+        everything = [scenario for _, held in batches for scenario in held]
+        held_out.ablation = run_ablation(
+            everything, database_url=database_url, model=model, scenario_timeout=timeout, progress=announce
+        )
+    return held_out
+
+
 @app.command("eval")
 def eval_command(
     set_dir: Annotated[
@@ -763,13 +829,31 @@ def eval_command(
         list[str] | None, typer.Option("--scenario", help="Run only this scenario id (repeatable).")
     ] = None,
     holdout: Annotated[
-        Path | None,
+        list[Path] | None,
         typer.Option(
             "--holdout",
-            help="Held-out scenarios to run after the set and report apart (full runs only; never gates). Default: "
-            "<set>/holdout/ when it exists. The project's frozen held-out set is tests/eval/holdout/ of a checkout.",
+            help="A folder of held-out scenarios to run after the set and report apart (repeatable: each folder is a "
+            "batch, 'batch 1', 'batch 2', … in the order given; full runs only; never gates). Default: <set>/holdout/ "
+            "when it exists (the shipped set has none). The project's frozen held-out sets are tests/eval/holdout/ "
+            "and tests/eval/holdout2/ of a checkout.",
         ),
     ] = None,
+    holdout_details: Annotated[
+        bool,
+        typer.Option(
+            "--holdout-details",
+            help="Also print and write each held-out scenario's result and reasons (default: totals, rates and "
+            "the confusion matrix only, so nobody tunes on them).",
+        ),
+    ] = False,
+    ablation: Annotated[
+        bool,
+        typer.Option(
+            "--ablation",
+            help="Run the held-out scenarios again once per knowledge bundle switched off (and all on), and write "
+            "the 'Knowledge ablation' table: held-out disposition accuracy without each source.",
+        ),
+    ] = False,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -798,9 +882,13 @@ def eval_command(
     chosen_model = model or settings.ai_model
     _require_usable_model(settings, chosen_model)  # with the key and base URL the runner's engine will see
     configure_logging(settings.log_format, "WARNING")
-    folder, holdout_dir = _eval_sets(set_dir, holdout)
+    folder, holdout_dirs = _eval_sets(set_dir, holdout or [])
     scenarios = _select_scenarios(folder, fast, scenario or [])
-    held = _load_set(holdout_dir) if holdout_dir is not None and not fast and not scenario else []
+    full_run = not fast and not scenario
+    batches = [(given, _load_set(given)) for given in holdout_dirs] if full_run else []
+    if ablation and not any(held for _, held in batches):
+        console.print("[red]error[/red]: --ablation runs the held-out scenarios: give --holdout DIR (a full run).")
+        raise typer.Exit(2)
     console.print(f"Running {len(scenarios)} scenario(s) with investigator [bold]{chosen_model}[/bold]…")
     if not is_builtin(chosen_model):
         base_url = settings.ai_base_url
@@ -817,18 +905,10 @@ def eval_command(
     if evaluated.injection_pct is not None:
         count = len(evaluated.injection_results)
         console.print(f"Injection checks: {evaluated.injection_pct:.0f} % of {count} scenario(s)")
-    held_out = None
-    if held:
-        console.print(f"Running {len(held)} held-out scenario(s) (reported apart, never used for tuning)…")
-        held_out = run_evaluation(
-            held,
-            database_url=database_url,
-            model=chosen_model,
-            scenario_timeout=timeout,
-            progress=_print_eval_progress,
-        )
-        _print_eval_tables(held_out)
-    command = _eval_command_line(set_dir, fast, database_url, model, output, scenario or [], timeout, holdout)
+    held_out = _run_held_out(batches, database_url, chosen_model, timeout, holdout_details, ablation)
+    command = _eval_command_line(
+        set_dir, fast, database_url, model, output, scenario or [], timeout, holdout, holdout_details, ablation
+    )
     if output == "-":
         typer.echo(report.render_markdown(evaluated, command, holdout=held_out))
     else:

@@ -112,6 +112,12 @@ class Settings(BaseSettings):
     ai_max_seconds: float = Field(
         default=300.0, gt=0, description="Wall time one model conversation (draft or analysis) may take."
     )
+    knowledge_disabled: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Knowledge bundles the built-in analyst runs without, comma-separated names as `vigil knowledge` "
+        "lists them (e.g. `sigma,network`): each loads as empty. For measuring what a source adds "
+        "(`vigil eval --ablation`).",
+    )
     worker_concurrency: int = Field(default=8, ge=1, description="Investigations one process runs at once.")
     # DBOS queues are polled. At 0.2 s most of an investigation's engine overhead was waiting in the queue (p50
     # 247 ms, of which 182 ms queued); 0.05 s brings it to about 70 ms for about 4 % more of a core when idle.
@@ -146,9 +152,9 @@ class Settings(BaseSettings):
     log_format: LogFormat = LogFormat.TEXT
     log_level: str = "INFO"
 
-    @field_validator("outbound_allowed_hosts", mode="before")
+    @field_validator("outbound_allowed_hosts", "knowledge_disabled", mode="before")
     @classmethod
-    def _split_host_list(cls, value: Any) -> Any:
+    def _split_list(cls, value: Any) -> Any:
         """`a,b` from the environment, or a JSON list; entries are trimmed and blanks dropped."""
         if isinstance(value, str):
             text = value.strip()

@@ -104,11 +104,32 @@ def test_knowledge_lists_every_bundle_with_its_provenance(monkeypatch: pytest.Mo
         entry["name"] for entry in listed
     }
     for bundle, entry in zip(shipped, listed, strict=True):
-        assert entry == bundle.model_dump(mode="json")
+        assert entry == bundle.model_dump(mode="json") | {"disabled": False}
         for text in (bundle.name, bundle.source, bundle.commit[:12], bundle.date, bundle.licence):
             assert text in table, text
         first_count = next(iter(bundle.counts))
         assert f"{first_count.replace('_', ' ')} {bundle.counts[first_count]:,}" in table
+
+
+def test_knowledge_marks_the_bundles_vigil_knowledge_disabled_switches_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setenv("VIGIL_KNOWLEDGE_DISABLED", "sigma, network")
+    listed = {entry["name"]: entry["disabled"] for entry in json.loads(run("knowledge", "--json"))}
+    blocks = run("knowledge")
+
+    assert listed == {bundle.name: bundle.name in {"sigma", "network"} for bundle in bundles()}
+    titles = [line for line in blocks.splitlines() if line and not line.startswith(" ")]
+    marked = {line.split(" - ", 1)[0] for line in titles if "[disabled: VIGIL_KNOWLEDGE_DISABLED" in line}
+    assert marked == {"sigma", "network"}
+
+
+def test_knowledge_names_a_disabled_bundle_that_does_not_exist(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VIGIL_KNOWLEDGE_DISABLED", "sigmaa")
+    result = runner.invoke(app, ["knowledge", "--json"])
+
+    assert result.exit_code == 0
+    assert "VIGIL_KNOWLEDGE_DISABLED names no bundle sigmaa" in result.stderr
+    assert all(entry["disabled"] is False for entry in json.loads(result.stdout))
 
 
 def test_fact_add_list_and_revoke(cli_env: Settings, monkeypatch: pytest.MonkeyPatch) -> None:

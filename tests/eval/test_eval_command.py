@@ -14,6 +14,7 @@ from typer.testing import CliRunner, Result
 
 from vigil.cli import app
 from vigil.evaluation.scenario import SCENARIOS_DIR
+from vigil.knowledge.bundle import bundles, disabled_bundles
 
 runner = CliRunner()
 #: A fast scenario whose person confirms a chat checkpoint (so the chat fake answers), and one without.
@@ -44,6 +45,12 @@ def _shipped(scenario_id: str) -> Path:
     return next(SCENARIOS_DIR.glob(f"[0-9][0-9]-{scenario_id}.json"))
 
 
+def _scenario_rows(report: str) -> list[str]:
+    """The scenario tables' rows (each names expected → got), by their first cell."""
+    rows = [line for line in report.splitlines() if "→" in line and not line.startswith("| Scenario |")]
+    return [row.split(" | ")[0].removeprefix("| ") for row in rows]
+
+
 def test_a_directory_of_own_scenarios_runs_with_its_holdout_apart(db_url: str, tmp_path: Path) -> None:
     own = tmp_path / "my-scenarios"
     (own / "holdout").mkdir(parents=True)
@@ -59,10 +66,62 @@ def test_a_directory_of_own_scenarios_runs_with_its_holdout_apart(db_url: str, t
     assert "Running 1 scenario(s)" in _output(result) and "Running 1 held-out scenario(s)" in _output(result)
     report = output.read_text(encoding="utf-8")
     assert f"vigil eval --set {own}" in report
-    scenario_rows = [line for line in report.splitlines() if "→" in line and not line.startswith("| Scenario |")]
-    assert [row.split(" | ")[0] for row in scenario_rows] == [f"| {ANSWERED}", f"| {PLAIN}"]
-    assert all(row.endswith("| pass |") for row in scenario_rows), scenario_rows
+    assert _scenario_rows(report) == [ANSWERED]
+    labelled_row = next(line for line in report.splitlines() if line.startswith(f"| {ANSWERED} |"))
+    assert labelled_row.endswith("| pass |"), labelled_row
     assert "## Held-out scenarios (never used for tuning)" in report
+    assert "| batch 1 | `" in report and "| **combined** |" in report
+    assert PLAIN not in report and PLAIN not in result.output  # no held-out scenario by name without details
+
+
+def test_held_out_batches_are_totalled_apart_and_together_and_named_only_with_details(
+    db_url: str, tmp_path: Path
+) -> None:
+    first, second = tmp_path / "batch-a", tmp_path / "batch-b"
+    first.mkdir()
+    second.mkdir()
+    shutil.copy(_shipped(PLAIN), first / f"01-{PLAIN}.json")
+    shutil.copy(_shipped(ANSWERED), second / f"01-{ANSWERED}.json")
+    own = tmp_path / "set"
+    own.mkdir()
+    shutil.copy(_shipped(PLAIN), own / f"01-{PLAIN}.json")
+    base = ["eval", "--set", str(own), "--holdout", str(first), "--holdout", str(second), "--database-url", db_url]
+
+    quiet = runner.invoke(app, [*base, "--output", "-"], catch_exceptions=False)
+    detailed = runner.invoke(app, [*base, "--holdout-details", "--output", "-"], catch_exceptions=False)
+
+    assert quiet.exit_code == 0, quiet.output
+    assert detailed.exit_code == 0, detailed.output
+    batch_rows = [line for line in quiet.output.splitlines() if line.startswith(("| batch ", "| **combined**"))]
+    assert [row.split(" | ")[0] for row in batch_rows] == ["| batch 1", "| batch 2", "| **combined**"]
+    assert [row.split(" | ")[2] for row in batch_rows] == ["1", "1", "2"]
+    assert "### Held-out dispositions" in quiet.output and "--holdout-details" in quiet.output
+    assert ANSWERED not in quiet.output  # a held-out scenario is never named without details
+    assert _scenario_rows(quiet.output) == [PLAIN]
+    assert _scenario_rows(detailed.output) == [PLAIN, PLAIN, ANSWERED]
+    assert "### Held-out batch 2 (`" in detailed.output
+    assert f"--holdout {first} --holdout {second} --holdout-details" in detailed.output
+
+
+def test_ablation_runs_the_held_out_scenarios_once_per_bundle_switched_off(db_url: str, tmp_path: Path) -> None:
+    held = tmp_path / "held"
+    held.mkdir()
+    shutil.copy(_shipped(PLAIN), held / f"01-{PLAIN}.json")
+    command = ["eval", "--scenario", PLAIN, "--database-url", db_url, "--output", "-"]
+
+    refused = runner.invoke(app, [*command, "--ablation"])
+    result = runner.invoke(
+        app,
+        ["eval", "--set", str(held), "--holdout", str(held), "--ablation", "--database-url", db_url, "--output", "-"],
+        catch_exceptions=False,
+    )
+
+    assert refused.exit_code == 2 and "--ablation runs the held-out scenarios" in _output(refused)
+    assert result.exit_code == 0, result.output
+    table = result.output.split("## Knowledge ablation", 1)[1]
+    rows = [line.split(" | ")[0] for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows == ["| Knowledge", "| all on", *(f"| {bundle.name} off" for bundle in bundles())]
+    assert disabled_bundles() == frozenset()  # the switch is back as it was
 
 
 def test_a_missing_set_directory_exits_2(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from vigil.evaluation.scenario import CATEGORIES, SCENARIOS_DIR, Disposition, Sc
 
 TARGET_SHARES: dict[Disposition, float] = {"true_positive": 45.0, "benign_true_positive": 30.0, "false_positive": 25.0}
 TOLERANCE_POINTS = 8.0
-#: The project's held-out set: frozen where it was written, never shipped, never edited.
-HOLDOUT_DIR = Path(__file__).parent / "holdout"
+#: The project's held-out batches: frozen where they were written, never shipped, never edited.
+HOLDOUT_DIRS = [Path(__file__).parent / "holdout", Path(__file__).parent / "holdout2"]
 
 
 @pytest.fixture(scope="module")
@@ -129,9 +129,10 @@ def test_at_least_ten_fast_scenarios(scenarios: list[Scenario]) -> None:
     assert any(s.injection_text is not None for s in fast)
 
 
-def test_the_frozen_held_out_set_loads_and_shares_no_scenario_with_the_labelled_set(
-    scenarios: list[Scenario],
+@pytest.mark.parametrize("folder", HOLDOUT_DIRS, ids=[folder.name for folder in HOLDOUT_DIRS])
+def test_each_frozen_held_out_batch_loads_and_shares_no_scenario_with_the_labelled_set(
+    scenarios: list[Scenario], folder: Path
 ) -> None:
-    held = load_scenarios(HOLDOUT_DIR)
-    assert len(held) == len(list(HOLDOUT_DIR.glob("*.json"))) >= 12
+    held = load_scenarios(folder)
+    assert len(held) == len(list(folder.glob("*.json"))) >= 12
     assert not {s.id for s in held} & {s.id for s in scenarios}

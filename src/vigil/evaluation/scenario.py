@@ -102,7 +102,8 @@ class Checkpoint(_Strict):
 
     answer: Answer | None = None
     person: str | None = None
-    """The e-mail of the person the question must go to (the one the alert is about); asking anyone else fails."""
+    """The e-mail of the person the question must go to (the one the alert is about): asking anyone else fails, and
+    so does asking nobody when ``answer`` is scripted (the expected verdict rests on it)."""
 
 
 FactKind = Literal[

@@ -253,9 +253,20 @@ class ScenarioFake(ABC, Generic[FakeT, DataT]):
         return self.fake.serve()
 
 
+@dataclass(frozen=True)
+class AskedQuestion:
+    """A checkpoint question as a chat fake received it: the checkpoint its answers carry, and whom it went to."""
+
+    checkpoint_id: str | None
+    """The checkpoint id the question's answer buttons carry (None: it carries none)."""
+    recipient: str
+    """The e-mail of the person in whose direct conversation it was posted, else the conversation's id."""
+
+
 class ChatScenarioFake(ScenarioFake[FakeT, DataT]):
     """The fake of an integration that asks people questions (``Integration.chat``): it knows the scenario's
-    people, shows whether Vigil's question has arrived, and answers it as the asked person would."""
+    people, shows whether Vigil's question has arrived, records whom each question went to, and answers it as the
+    asked person would."""
 
     @abstractmethod
     def add_people(self, emails: list[str]) -> list[str]:
@@ -263,6 +274,10 @@ class ChatScenarioFake(ScenarioFake[FakeT, DataT]):
 
     @abstractmethod
     def remove_people(self, emails: list[str]) -> None: ...
+
+    @abstractmethod
+    def questions_asked(self) -> list[AskedQuestion]:
+        """Every checkpoint question received since the last ``reset``, in order, with whom it went to."""
 
     @abstractmethod
     def question_posted(self, message_ref: str | None, recipient_id: str) -> bool:

@@ -40,6 +40,7 @@ from vigil.investigations.workflow import (
     EngineRuntime,
     install_runtime,
 )
+from vigil.knowledge import bundle as knowledge_bundle
 from vigil.settings import Settings
 
 logger = logging.getLogger("vigil.engine")
@@ -55,6 +56,7 @@ class Engine:
         self.settings = settings
         self.db = db
         self.resolver = resolver
+        knowledge_bundle.set_disabled(settings.knowledge_disabled)  # the analyst runs in this process
         # VIGIL_EXECUTOR_ID names the process; its DBOS executor id is that name plus a token new at every start.
         self.registry = ExecutorRegistry(
             db, settings.executor_id or f"{socket.gethostname()}-{role}", settings.dead_worker_seconds

@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 
-from vigil.knowledge.bundle import read_json
+from vigil.knowledge.bundle import bundle_cache, read_json
 
 BUNDLE = "attack"
 DATA_FILE = "attack.json.gz"
@@ -27,7 +26,7 @@ class Technique:
     parent: str | None
 
 
-@cache
+@bundle_cache
 def _table() -> tuple[dict[str, Technique], dict[str, str]]:
     raw = read_json(BUNDLE, DATA_FILE)
     techniques = {

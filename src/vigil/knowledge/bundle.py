@@ -1,12 +1,18 @@
-"""One knowledge bundle on disk: where its files are, where it came from, and reading them once."""
+"""One knowledge bundle on disk: where its files are, where it came from, and reading them once.
+
+A bundle can be switched off (``VIGIL_KNOWLEDGE_DISABLED``, applied by the engine through ``set_disabled``): its
+files then read as their own shape with every collection empty, so each loader builds its empty table with the
+code that builds the full one. Loaders cache what they build with ``bundle_cache``, which a switch clears.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +45,48 @@ class Provenance(BaseModel):
         return " · ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in self.counts.items())
 
 
+T = TypeVar("T")
+
+
+class _Cached(Protocol):
+    def cache_clear(self) -> None: ...
+
+
+_CACHES: list[_Cached] = []
+_disabled: frozenset[str] = frozenset()
+
+
+def bundle_cache(build: Callable[[], T]) -> Callable[[], T]:
+    """``functools.cache`` for a loader's table built from bundle files, cleared when ``set_disabled`` changes
+    which bundles are off (a process runs with one setting; an evaluation's ablation switches them in turn)."""
+    cached = cache(build)
+    _CACHES.append(cached)
+    return cached
+
+
+def disabled_bundles() -> frozenset[str]:
+    """The bundles switched off in this process (none unless ``set_disabled`` was called)."""
+    return _disabled
+
+
+def set_disabled(names: Iterable[str]) -> None:
+    """Switch off exactly these bundles (by name, as `vigil knowledge` lists them) and drop every loader's table.
+
+    Raises ``ValueError`` for a name no shipped bundle has, so a typo does not leave a bundle on unnoticed.
+    """
+    global _disabled  # noqa: PLW0603 - the process's one switch, as the loaders' caches are the process's
+    wanted = frozenset(name.strip().lower() for name in names if name.strip())
+    unknown = sorted(wanted - {bundle.name for bundle in bundles()})
+    if unknown:
+        known = ", ".join(bundle.name for bundle in bundles())
+        raise ValueError(f"no knowledge bundle named {', '.join(unknown)} (there are: {known})")
+    if wanted == _disabled:
+        return
+    _disabled = wanted
+    for cached in _CACHES:
+        cached.cache_clear()
+
+
 def bundle_dir(name: str) -> Path:
     return DATA_DIR / name
 
@@ -54,10 +102,16 @@ def bundles() -> tuple[Provenance, ...]:
 
 
 def read_json(name: str, file: str) -> Any:
-    """A bundle's JSON file (``.json`` or ``.json.gz``); callers cache what they build from it."""
+    """A bundle's JSON file (``.json`` or ``.json.gz``); callers cache what they build from it (``bundle_cache``).
+
+    A switched-off bundle's file reads with each top-level list and object emptied (``{"rules": []}``).
+    """
     path = bundle_dir(name) / file
     raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    return json.loads(raw)
+    payload = json.loads(raw)
+    if name in _disabled and isinstance(payload, dict):
+        return {key: type(value)() if isinstance(value, dict | list) else value for key, value in payload.items()}
+    return payload
 
 
 def write_bundle(out_root: Path, provenance: Provenance, payloads: dict[str, Any]) -> Path:

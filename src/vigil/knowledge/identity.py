@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import cache
 
-from vigil.knowledge.bundle import read_json
+from vigil.knowledge.bundle import bundle_cache, read_json
 
 BUNDLE = "identity"
 DATA_FILE = "identity.json.gz"
@@ -74,7 +73,7 @@ def scope_tier(value: str, *, admin_consent: bool = False) -> Tier:
     return Tier.MEDIUM if writes or admin_consent else Tier.LOW
 
 
-@cache
+@bundle_cache
 def _tables() -> tuple[dict[str, str], dict[str, Scope]]:
     raw = read_json(BUNDLE, DATA_FILE)
     scopes: dict[str, Scope] = {}

@@ -13,9 +13,8 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
 
-from vigil.knowledge.bundle import read_json
+from vigil.knowledge.bundle import bundle_cache, read_json
 
 BUNDLE = "network"
 DATA_FILE = "lists.json.gz"
@@ -78,7 +77,7 @@ class _List:
     domains: frozenset[str]
 
 
-@cache
+@bundle_cache
 def _lists() -> tuple[_List, ...]:
     raw = read_json(BUNDLE, DATA_FILE)["lists"]
     return tuple(

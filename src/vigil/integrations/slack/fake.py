@@ -15,7 +15,15 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from vigil.integrations.chat import decode_message_ref
-from vigil.integrations.fakes import ChatScenarioFake, ScenarioData, ScenarioFakeError, StatefulFakeVendor, form_of
+from vigil.integrations.fakes import (
+    AskedQuestion,
+    ChatScenarioFake,
+    ScenarioData,
+    ScenarioFakeError,
+    StatefulFakeVendor,
+    form_of,
+)
+from vigil.integrations.slack.checkpoint import CheckpointButton
 from vigil.integrations.slack.fake_sender import SIGNING_SECRET, SlackSender, button_press
 
 BOT_TOKEN = "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy"
@@ -47,6 +55,15 @@ USERS: dict[str, dict[str, Any]] = {
 }
 
 
+#: The direct-message channel the documentation shows for its example user; other users get one derived from their id.
+DOCUMENTED_DMS = {"W012A3CDE": "D069C7QFK"}
+
+
+def dm_channel(user_id: str) -> str:
+    """The id of the bot's direct conversation with ``user_id`` (one per user, as Slack keeps it)."""
+    return DOCUMENTED_DMS.get(user_id) or "D" + user_id[1:]
+
+
 PostedHook = Callable[[str, str, dict[str, Any]], None]
 """``(channel, ts, message)`` of a message chat.postMessage has just stored."""
 
@@ -62,6 +79,8 @@ class SlackFake(StatefulFakeVendor):
         self.webhook_archived = False
         self.webhook_messages: list[dict[str, Any]] = []
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}
+        #: Every chat.postMessage as it was first posted (``messages`` shows later chat.update rewrites).
+        self.posted: list[tuple[str, dict[str, Any]]] = []
         self.before_post_answer: PostedHook | None = None
         self.hook_errors: list[BaseException] = []
 
@@ -131,7 +150,7 @@ class SlackFake(StatefulFakeVendor):
             return JSONResponse({"ok": False, "error": "users_list_not_supplied"})
         if not any(u["id"] == users for u in USERS.values()):
             return JSONResponse({"ok": False, "error": "user_not_found"})
-        return JSONResponse({"ok": True, "channel": {"id": "D069C7QFK"}})
+        return JSONResponse({"ok": True, "channel": {"id": dm_channel(users)}})
 
     async def post_message(self, request: Request) -> Response:
         denied = self._auth(request)
@@ -152,6 +171,7 @@ class SlackFake(StatefulFakeVendor):
             "ts": ts,
         }
         self.messages[(args["channel"], ts)] = message
+        self.posted.append((str(args["channel"]), json.loads(json.dumps(message))))
         hook = self.before_post_answer
         if hook is not None:
             try:
@@ -262,6 +282,24 @@ class SlackScenarioFake(ChatScenarioFake[SlackFake, SlackData]):
             return None
         key = (message["channel"], message["ts"])
         return key if key in self.fake.messages else None
+
+    def questions_asked(self) -> list[AskedQuestion]:
+        """Each posted message with answer buttons; the recipient is the user whose DM channel it went to."""
+        emails = {dm_channel(str(user["id"])): email for email, user in USERS.items()}
+        asked = []
+        for channel, message in self.fake.posted:
+            values = [
+                str(element.get("value", ""))
+                for block in message.get("blocks") or []
+                if isinstance(block, dict) and block.get("type") == "actions"
+                for element in block.get("elements", [])
+            ]
+            if not values:
+                continue
+            button = next((parsed for value in values if (parsed := CheckpointButton.parse(value))), None)
+            checkpoint_id = str(button.checkpoint) if button is not None else None
+            asked.append(AskedQuestion(checkpoint_id, emails.get(channel, channel)))
+        return asked
 
     def question_posted(self, message_ref: str | None, recipient_id: str) -> bool:
         return self._posted(message_ref) is not None

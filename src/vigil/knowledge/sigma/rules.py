@@ -3,7 +3,6 @@ event is only tried against the rules of its own kind."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -12,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from vigil.knowledge.bundle import read_json
+from vigil.knowledge.bundle import bundle_cache, read_json
 from vigil.knowledge.sigma.condition import compile_condition
 from vigil.knowledge.sigma.event import Event
 from vigil.knowledge.sigma.values import Unsupported, compile_field, keyword_test
@@ -158,7 +157,7 @@ def compile_rules(raw: Iterable[Mapping[str, Any]]) -> RuleSet:
     return RuleSet({key: tuple(rules) for key, rules in by_source.items()}, skipped)
 
 
-@functools.cache
+@bundle_cache
 def ruleset() -> RuleSet:
     """The shipped rules, compiled on first use and kept for the process."""
     return compile_rules(read_json(BUNDLE, RULES_FILE)["rules"])
