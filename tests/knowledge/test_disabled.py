@@ -9,7 +9,7 @@ import pytest
 
 from vigil.db.session import Database
 from vigil.investigations.engine import build_engine
-from vigil.knowledge import attack, identity, network
+from vigil.knowledge import attack, hijacklibs, identity, lolbas, loldrivers, lolrmm, network
 from vigil.knowledge.bundle import bundles, disabled_bundles, set_disabled
 from vigil.knowledge.sigma.rules import ruleset
 from vigil.settings import Settings
@@ -31,6 +31,10 @@ def _loaded() -> dict[str, bool]:
         "attack": attack.technique("T1059.001") is not None,
         "identity": identity.first_party_app(GRAPH_CLI) is not None,
         "sigma": ruleset().compiled > 0,
+        "lolrmm": bool(lolrmm.by_name("AnyDesk")),
+        "lolbas": lolbas.warm() > 0,
+        "hijacklibs": hijacklibs.warm() > 0,
+        "loldrivers": loldrivers.warm() > 0,
     }
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from vigil.knowledge.bundle import read_json
+from vigil.knowledge.bundle import bundle_cache, read_json
 
 BUNDLE = "hijacklibs"
 DATA_FILE = "hijacklibs.json.gz"
@@ -86,7 +86,7 @@ def _folders(expected: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{_pattern(folder)})" for folder in expected)) if expected else None
 
 
-@cache
+@bundle_cache
 def _table() -> dict[str, HijackDll]:
     return {
         name: HijackDll(

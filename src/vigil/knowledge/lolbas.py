@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 
-from vigil.knowledge.bundle import read_json
+from vigil.knowledge.bundle import bundle_cache, read_json
 
 BUNDLE = "lolbas"
 DATA_FILE = "lolbas.json.gz"
@@ -100,7 +99,7 @@ def _compile(binary: str, raw: dict[str, str]) -> AbuseCommand | None:
     )
 
 
-@cache
+@bundle_cache
 def _tables() -> tuple[dict[str, LolBin], dict[str, tuple[AbuseCommand, ...]]]:
     binaries: dict[str, LolBin] = {}
     commands: dict[str, list[AbuseCommand]] = {}

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
 
-from vigil.knowledge.bundle import read_json
+from vigil.knowledge.bundle import bundle_cache, read_json
 
 BUNDLE = "loldrivers"
 DATA_FILE = "drivers.json.gz"
@@ -34,7 +33,7 @@ class Driver:
     description: str
 
 
-@cache
+@bundle_cache
 def _tables() -> tuple[tuple[Driver, ...], dict[str, int]]:
     raw = read_json(BUNDLE, DATA_FILE)
     drivers = tuple(

@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from functools import cache
 
-from vigil.knowledge.bundle import read_json
+from vigil.knowledge.bundle import bundle_cache, read_json
 
 BUNDLE = "lolrmm"
 DATA_FILE = "tools.json.gz"
@@ -39,7 +38,7 @@ def _add(index: dict[str, tuple[RmmTool, ...]], key: str, tool: RmmTool) -> None
         index[key] = (*index.get(key, ()), tool)
 
 
-@cache
+@bundle_cache
 def _index() -> _Index:
     by_executable: dict[str, tuple[RmmTool, ...]] = {}
     by_zone: dict[str, tuple[RmmTool, ...]] = {}
