@@ -94,6 +94,28 @@ def scope(value: str) -> Scope | None:
     return _tables()[1].get(value.strip().lower())
 
 
+#: Google OAuth scopes are URLs; Gmail's and Drive's are Google's "restricted" scopes (full mailbox or file access).
+GOOGLE_SCOPE = re.compile(r"https://mail\.google\.com/|https://www\.googleapis\.com/auth/[\w.-]+")
+GOOGLE_SENSITIVE = (
+    "gmail", "drive", "https://mail.google.com", "admin.directory", "admin.datatransfer", "cloud-platform"
+)  # fmt: skip
+GOOGLE_READ_ONLY = re.compile(r"\.(?:readonly|metadata(?:\.readonly)?|labels|file|appdata)$")
+
+
+def google_scope(value: str) -> Scope | None:
+    """A Google OAuth scope URL with its tier by the same rule as Graph's: Gmail or Drive in full (or changing
+    them) is high, reading them or the directory is medium, changing the directory (``admin.directory.user``) is
+    high, the rest low. None for anything that is not a Google scope URL."""
+    url = value.strip()
+    if not GOOGLE_SCOPE.fullmatch(url):
+        return None
+    name = url.removeprefix("https://www.googleapis.com/auth/").lower()
+    read_only = bool(GOOGLE_READ_ONLY.search(name))
+    sensitive = name.startswith(GOOGLE_SENSITIVE)
+    tier = (Tier.MEDIUM if read_only else Tier.HIGH) if sensitive else Tier.LOW
+    return Scope(url, tier, admin_consent=False, description="Google OAuth scope")
+
+
 def warm() -> int:
     apps, scopes = _tables()
     return len(apps) + len(scopes)

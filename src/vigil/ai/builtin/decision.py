@@ -40,6 +40,8 @@ HIGH_TACTICS = frozenset({"credential-access", "exfiltration", "impact", "privil
 CONTROL_DOWN_RULES = frozenset({"C2"})
 #: Findings that leave the intruder a way back in: new credentials, an admin grant, a new token.
 FOOTHOLD_RULES = frozenset({"C5", "C6"})
+#: A malicious application holding high-risk permissions (mail, files, the directory) is at least high.
+HIGH_GRANT_POINTS = 2.0
 #: Categories whose alerts report an activity (it happened); the rest are detections (a claim about it).
 ACTIVITY_CATEGORIES = frozenset({Category.IDENTITY_SIGNIN, Category.ACCOUNT_CHANGE, Category.EDGE_WAF_CHANGE})
 SEVERITY_ORDER = list(Severity)
@@ -170,14 +172,15 @@ def _benign(disposition: Disposition, because: Signal, coverage: float, strength
 def _impact_floor(signals: Sequence[Signal]) -> Severity | None:
     """What the malicious activity achieved sets a floor, whatever the score: ransomware, or a takeover that left a
     foothold (the person denies it, or a new admin and new credentials together), is critical; stolen secrets,
-    escalation, spread, data out or a control turned down is high."""
+    escalation, spread, data out, a control turned down or an app granted high-risk permissions is high."""
     firing = [signal for signal in signals if signal.points > 0]
     rules = {signal.rule for signal in firing}
     footholds = {signal.finding for signal in firing if signal.rule in FOOTHOLD_RULES}
     ransomware = any(signal.rule == "A2" and signal.points >= RANSOMWARE_POINTS for signal in firing)
     if ransomware or (footholds and "K1" in rules) or len(footholds) >= FOOTHOLDS_FOR_BACKDOOR:
         return Severity.CRITICAL
-    if _control_down(firing) or any(set(signal.tactics) & HIGH_TACTICS for signal in firing):
+    broad_grant = any(signal.rule == "G2" and signal.points >= HIGH_GRANT_POINTS for signal in firing)
+    if _control_down(firing) or broad_grant or any(set(signal.tactics) & HIGH_TACTICS for signal in firing):
         return Severity.HIGH
     return None
 

@@ -190,6 +190,10 @@ def consent(fields: Sequence[Field]) -> list[Signal]:
 def _granted_scopes(fields: Sequence[Field]) -> list[tuple[identity.Scope, Field]]:
     found: dict[str, tuple[identity.Scope, Field]] = {}
     for field in fields:
+        for url in identity.GOOGLE_SCOPE.findall(field.value[:4096]):
+            google = identity.google_scope(url)
+            if google is not None and google.value.lower() not in found and len(found) < MAX_SCOPES:
+                found[google.value.lower()] = (google, field)
         if not SCOPE_KEY.search(field.key):
             continue
         for token in SCOPE_TOKEN.findall(field.value[:4096]):
