@@ -85,7 +85,9 @@ NAMED_THINGS: tuple[tuple[str, frozenset[str], frozenset[str], int], ...] = (
 )
 #: Name/value pairs (``{"name": "app_name", "value": …}``, AWS ``{"Key": "Name", "Value": …}`` tags) whose name says
 #: what the value is.
-NAMED_PAIRS: dict[str, str] = {"appname": "application", "applicationname": "application", "name": "resource"}
+NAMED_PAIRS: dict[str, str] = {
+    "appname": "application", "applicationname": "application", "apiclientname": "application", "name": "resource"
+}  # fmt: skip
 FILE_NAME = re.compile(r"[^/]{1,255}\.[A-Za-z0-9]{2,4}")
 
 

@@ -82,6 +82,7 @@ def assess(entries: list[dict[str, object]]) -> list[ChangeFinding]:
         ("C7", 2.0, "added a member with an administrative role", _adds_admin),
         ("C12", 1.5, "gave an administrative role to an address outside the actor's own domain", _admin_to_outsider),
         ("C13", 1.5, "opened an Access application to everyone or removed its MFA requirement", _opens_access_policy),
+        ("C15", 2.0, "pointed the domain's inbound mail (MX) at another host", _reroutes_mail),
     ):
         matches = [(index, entry) for index, entry in enumerate(entries) if test(entry)]
         if matches:
@@ -177,6 +178,15 @@ def is_weakening(entry: dict[str, object]) -> bool:
     if isinstance(new_json, dict) and isinstance(old_json, dict) and _opens_access(old_json, new_json):
         return True
     return new_value in WEAKENING_VALUES or bool(WEAKENING_ACTIONS.search(_action(entry)))
+
+
+def _reroutes_mail(entry: dict[str, object]) -> bool:
+    """An MX record now naming another mail host: the domain's inbound mail goes somewhere new (interception)."""
+    old, new = entry.get("oldValueJson"), entry.get("newValueJson")
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return False
+    is_mx = str(new.get("type", "")).upper() == "MX" and str(old.get("type", "")).upper() == "MX"
+    return is_mx and str(new.get("content", "")).lower() != str(old.get("content", "")).lower()
 
 
 def _opens_access_policy(entry: dict[str, object]) -> bool:

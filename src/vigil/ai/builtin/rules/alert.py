@@ -572,7 +572,15 @@ def _deployment_tooling(alert: AlertFacts, fields: Sequence[Field]) -> list[Sign
         if field.value.strip().lower() in DEPLOYMENT_AGENTS:
             finding = f"The process was started by the software-deployment agent {field.value}"
             return [_cite("A6", DEPLOYMENT_POINTS, finding, field)]
+    for field in values(fields, "fileName", "imageFileName", "processName"):
+        if DEPLOYMENT_RUNNER.fullmatch(field.value.strip()):
+            finding = f"The remote service is the deployment tool's own runner ({field.value}): IT pushing software"
+            return [_cite("A6", DEPLOYMENT_POINTS, finding, field)]
     return []
+
+
+#: Deployment tools that install a runner service on each target over SMB (the shape of PsExec, by design).
+DEPLOYMENT_RUNNER = re.compile(r"PDQDeployRunner(?:-\d+)?\.exe|PDQInventoryScanner(?:-\d+)?\.exe", re.IGNORECASE)
 
 
 BULK_KEY = re.compile(

@@ -179,8 +179,9 @@ def consent(fields: Sequence[Field]) -> list[Signal]:
         return [Signal(rule="G1", points=FIRST_PARTY_POINTS, finding=finding, locator=field.path, quote=field.value)]
     top = max(scope.tier for scope, _ in scopes)
     named = [scope.value for scope, _ in scopes if scope.tier is top]
+    tag = "GOOGLE" if all(identity.GOOGLE_SCOPE.fullmatch(scope.value) for scope, _ in scopes) else "GRAPH"
     finding = (
-        f"[GRAPH] a third-party application was granted {top.name.lower()}-risk permission(s) {', '.join(named)}"
+        f"[{tag}] a third-party application was granted {top.name.lower()}-risk permission(s) {', '.join(named)}"
         f" ({len(scopes)} scope(s) granted)"
     )
     field = next(field for scope, field in scopes if scope.tier is top)
