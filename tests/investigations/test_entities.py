@@ -341,7 +341,7 @@ def test_prose_never_makes_a_value_a_subject() -> None:
 def test_machine_accounts_and_windows_target_accounts_are_not_subject_users() -> None:
     entities = extract_entities(json.dumps({"SubjectUserName": "WS-01$", "TargetUserName": "alice", "user": "bob"}))
 
-    assert entities.users == ["bob", "alice", "ws-01$"]
+    assert entities.users == ["bob", "ws-01$", "alice"]  # the subject, then the others in the order named
     assert entities.subject(EntityKind.USERS) == ["bob"]
 
 

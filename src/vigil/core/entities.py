@@ -480,6 +480,10 @@ def is_public_ip(value: str) -> bool:
         return False
 
 
+#: Kinds whose first-named value is the person the alert is about (whom a checkpoint asks).
+PEOPLE_KINDS = frozenset({EntityKind.EMAILS, EntityKind.USERS})
+
+
 class _Collector:
     """Accumulates candidates per kind with their best role; validation on the way in, ordering on the way out.
 
@@ -669,10 +673,13 @@ class _Collector:
         )
 
     def _ordered(self, kind: EntityKind) -> list[str]:
-        """Best role first, then value order (IPs numeric with public first, the rest alphabetical); capped."""
+        """Best role first, then value order (IPs numeric with public first; people in the order the alert names
+        them, so its own user field comes before the accounts in its event list; the rest alphabetical); capped."""
         bucket = self._found[kind]
         if kind is EntityKind.IPS:
             return sorted(bucket, key=lambda value: (bucket[value], *_ip_sort_key(value)))[:MAX_PER_KIND]
+        if kind in PEOPLE_KINDS:
+            return sorted(bucket, key=lambda value: bucket[value])[:MAX_PER_KIND]  # stable: first seen first
         return sorted(bucket, key=lambda value: (bucket[value], value))[:MAX_PER_KIND]
 
 

@@ -575,11 +575,13 @@ def _deployment_tooling(alert: AlertFacts, fields: Sequence[Field]) -> list[Sign
     for field in values(fields, "fileName", "imageFileName", "processName"):
         if DEPLOYMENT_RUNNER.fullmatch(field.value.strip()):
             finding = f"The remote service is the deployment tool's own runner ({field.value}): IT pushing software"
-            return [_cite("A6", DEPLOYMENT_POINTS, finding, field)]
+            return [_cite("A6", DEPLOYMENT_POINTS, finding, field, explains=Explains.AUTHORISED)]
     return []
 
 
-#: Deployment tools that install a runner service on each target over SMB (the shape of PsExec, by design).
+#: Deployment tools that install a runner service on each target over SMB (the shape of PsExec, by design): the
+#: remote service the alert claims did happen, and it is IT's (authorised), unlike a process a deployment agent
+#: merely started, which a detection mistook for suspicious.
 DEPLOYMENT_RUNNER = re.compile(r"PDQDeployRunner(?:-\d+)?\.exe|PDQInventoryScanner(?:-\d+)?\.exe", re.IGNORECASE)
 
 

@@ -52,6 +52,11 @@ SCOPE_KEY = re.compile(r"scope|permission|^newvalue$")
 GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 SCOPE_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
 MAX_SCOPES = 50
+#: Where a grant names the application's verified publisher (Entra's and Google's publisher verification).
+PUBLISHER_KEYS = frozenset({"verifiedpublisher", "verifiedpublisherdisplayname", "publisherverified"})
+#: A verified publisher's grant counts for this share of its tier: still broad access, but no consent phishing.
+VERIFIED_WEIGHT = 0.5
+NOT_A_NAME = frozenset({"", "false", "true", "none", "null", "0", "{}", "[]"})
 
 
 def list_rules(alert: AlertFacts, entities: Entities) -> list[Signal]:
@@ -185,6 +190,14 @@ def consent(fields: Sequence[Field]) -> list[Signal]:
         f" ({len(scopes)} scope(s) granted)"
     )
     field = next(field for scope, field in scopes if scope.tier is top)
+    publisher = next(
+        (f.value.strip() for f in fields if f.key in PUBLISHER_KEYS and f.value.strip().lower() not in NOT_A_NAME),
+        None,
+    )
+    if publisher is not None:
+        finding += f"; the application's publisher is verified ({publisher}): a known vendor's app, not a lure"
+        return [Signal(rule="G3", points=TIER_POINTS[top] * VERIFIED_WEIGHT, finding=finding, locator=field.path,
+                       quote=", ".join(named))]  # fmt: skip
     return [Signal(rule="G2", points=TIER_POINTS[top], finding=finding, locator=field.path, quote=", ".join(named))]
 
 
