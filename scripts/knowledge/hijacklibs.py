@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from _licensed import write_licensed_bundle
 from gittree import GitTree, Pin
 
-from vigil.knowledge.bundle import Provenance, write_bundle
+from vigil.knowledge.bundle import Provenance
 from vigil.knowledge.hijacklibs import BUNDLE, DATA_FILE, LICENCE_FILE
 
 PIN = Pin(repo="wietze/HijackLibs", commit="7d259c0bef28df19dda910ec07279e982c54ffbd")
@@ -50,14 +51,12 @@ def build(tree: GitTree, out: Path) -> Provenance:
             dlls[name] = entry
     dlls = dict(sorted(dlls.items()))
     types = Counter(kind for dll in dlls.values() for _, kind in dll["executables"])
-    (out / BUNDLE).mkdir(parents=True, exist_ok=True)
-    (out / BUNDLE / LICENCE_FILE).write_text(tree.text("LICENSE"), encoding="utf-8")
-    provenance = Provenance(
+    return write_licensed_bundle(
+        out,
+        tree,
+        PIN,
         name=BUNDLE,
         title="HijackLibs: DLL side-loading and hijacking candidates (expected folders, vulnerable executables)",
-        source=PIN.url,
-        commit=tree.commit,
-        date=tree.date(),
         licence="GPL-3.0-only",
         licence_file=LICENCE_FILE,
         counts={
@@ -65,8 +64,6 @@ def build(tree: GitTree, out: Path) -> Provenance:
             "vulnerable_executables": sum(types.values()),
             **{f"type:{kind}": count for kind, count in sorted(types.items()) if kind},
         },
-        files=[DATA_FILE, LICENCE_FILE],
         notes="GPL-3.0 data, kept a separate file with the licence text beside it; Vigil's code only reads it.",
+        payloads={DATA_FILE: {"dlls": dlls}},
     )
-    write_bundle(out, provenance, {DATA_FILE: {"dlls": dlls}})
-    return provenance

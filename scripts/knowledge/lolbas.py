@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from _licensed import write_licensed_bundle
 from gittree import GitTree, Pin
 
-from vigil.knowledge.bundle import Provenance, write_bundle
+from vigil.knowledge.bundle import Provenance
 from vigil.knowledge.lolbas import BUNDLE, DATA_FILE, LICENCE_FILE
 
 PIN = Pin(repo="LOLBAS-Project/LOLBAS", commit="3403b338875b8a99a0cd7ba4ced5086e8d310bf7")
@@ -46,14 +47,12 @@ def build(tree: GitTree, out: Path) -> Provenance:
         key=lambda binary: binary["name"].lower(),
     )
     categories = Counter(command["category"] for binary in binaries for command in binary["commands"])
-    (out / BUNDLE).mkdir(parents=True, exist_ok=True)
-    (out / BUNDLE / LICENCE_FILE).write_text(tree.text("LICENSE"), encoding="utf-8")
-    provenance = Provenance(
+    return write_licensed_bundle(
+        out,
+        tree,
+        PIN,
         name=BUNDLE,
         title="LOLBAS: Windows binaries and scripts with catalogued abuse (commands, categories, ATT&CK)",
-        source=PIN.url,
-        commit=tree.commit,
-        date=tree.date(),
         licence="GPL-3.0-only",
         licence_file=LICENCE_FILE,
         counts={
@@ -61,8 +60,6 @@ def build(tree: GitTree, out: Path) -> Provenance:
             "commands": sum(categories.values()),
             **{f"category:{name}": count for name, count in sorted(categories.items()) if name},
         },
-        files=[DATA_FILE, LICENCE_FILE],
         notes="GPL-3.0 data, kept a separate file with the licence text beside it; Vigil's code only reads it.",
+        payloads={DATA_FILE: {"binaries": binaries}},
     )
-    write_bundle(out, provenance, {DATA_FILE: {"binaries": binaries}})
-    return provenance

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from _licensed import write_licensed_bundle
 from gittree import GitTree, Pin
 
-from vigil.knowledge.bundle import Provenance, write_bundle
+from vigil.knowledge.bundle import Provenance
 from vigil.knowledge.loldrivers import BUNDLE, DATA_FILE, LICENCE_FILE
 
 PIN = Pin(repo="magicsword-io/LOLDrivers", commit="5554706c8350a7b4a8631f05f490e563cd4b6e0a")
@@ -81,14 +82,12 @@ def build(tree: GitTree, out: Path) -> Provenance:
             hashes.setdefault(value, len(drivers) - 1)  # a hash in two entries keeps the first (files sorted)
     categories = Counter(driver["category"] for driver in drivers)
     by_length = Counter(len(value) for value in hashes)
-    (out / BUNDLE).mkdir(parents=True, exist_ok=True)
-    (out / BUNDLE / LICENCE_FILE).write_text(tree.text("LICENSE"), encoding="utf-8")
-    provenance = Provenance(
+    return write_licensed_bundle(
+        out,
+        tree,
+        PIN,
         name=BUNDLE,
         title="LOLDrivers: malicious and vulnerable Windows drivers by hash",
-        source=PIN.url,
-        commit=tree.commit,
-        date=tree.date(),
         licence="Apache-2.0",
         licence_file=LICENCE_FILE,
         counts={
@@ -100,8 +99,6 @@ def build(tree: GitTree, out: Path) -> Provenance:
             "md5": by_length[32],
             "with_cve": sum(1 for driver in drivers if driver["cves"]),
         },
-        files=[DATA_FILE, LICENCE_FILE],
         notes="A malicious driver's hash is strong evidence, a vulnerable one's medium (docs/analyst.md, LD rules).",
+        payloads={DATA_FILE: {"drivers": drivers, "hashes": dict(sorted(hashes.items()))}},
     )
-    write_bundle(out, provenance, {DATA_FILE: {"drivers": drivers, "hashes": dict(sorted(hashes.items()))}})
-    return provenance

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from _licensed import write_licensed_bundle
 from gittree import GitTree, Pin
 
-from vigil.knowledge.bundle import Provenance, write_bundle
+from vigil.knowledge.bundle import Provenance
 from vigil.knowledge.lolrmm import BUNDLE, DATA_FILE, LICENCE_FILE
 
 PIN = Pin(repo="magicsword-io/LOLRMM", commit="3c75cf091b10bf7e8ecd576055c44d172b35ff21")
@@ -97,14 +98,12 @@ def build(tree: GitTree, out: Path) -> Provenance:
     for tool in tools:
         tool["domains"] = [found for found in tool["domains"] if shared.get(found, 0) < 2]
     tools.sort(key=lambda tool: tool["name"].lower())
-    (out / BUNDLE).mkdir(parents=True, exist_ok=True)
-    (out / BUNDLE / LICENCE_FILE).write_text(tree.text("LICENSE"), encoding="utf-8")
-    provenance = Provenance(
+    return write_licensed_bundle(
+        out,
+        tree,
+        PIN,
         name=BUNDLE,
         title="LOLRMM: remote-management and remote-access tools (executables, domains)",
-        source=PIN.url,
-        commit=tree.commit,
-        date=tree.date(),
         licence="Apache-2.0",
         licence_file=LICENCE_FILE,
         counts={
@@ -113,8 +112,6 @@ def build(tree: GitTree, out: Path) -> Provenance:
             "executables": len({name for tool in tools for name in tool["executables"]}),
             "domains": len({found for tool in tools for found in tool["domains"]}),
         },
-        files=[DATA_FILE, LICENCE_FILE],
         notes="A tool's presence is context, weighed by who started it (docs/analyst.md, RM rules).",
+        payloads={DATA_FILE: {"tools": tools}},
     )
-    write_bundle(out, provenance, {DATA_FILE: {"tools": tools}})
-    return provenance

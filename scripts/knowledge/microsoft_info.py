@@ -11,9 +11,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from _licensed import write_licensed_bundle
 from gittree import GitTree, Pin
 
-from vigil.knowledge.bundle import Provenance, write_bundle
+from vigil.knowledge.bundle import Provenance
 from vigil.knowledge.identity import BUNDLE, DATA_FILE, LICENCE_FILE, scope_tier
 
 PIN = Pin(repo="merill/microsoft-info", commit="43b8a5d9fb6648f3ef36ec051acd988fdd19558b")
@@ -36,14 +37,12 @@ def build(tree: GitTree, out: Path) -> Provenance:
         if role.get("Value") and role.get("IsEnabled", True)
     }
     tiers = Counter(scope_tier(value, admin_consent=admin).name.lower() for value, (_, admin) in delegated.items())
-    (out / BUNDLE).mkdir(parents=True, exist_ok=True)
-    (out / BUNDLE / LICENCE_FILE).write_text(tree.text("LICENSE"), encoding="utf-8")
-    provenance = Provenance(
+    return write_licensed_bundle(
+        out,
+        tree,
+        PIN,
         name=BUNDLE,
         title="Microsoft first-party application ids and Graph permission scopes",
-        source=PIN.url,
-        commit=tree.commit,
-        date=tree.date(),
         licence="MIT",
         licence_file=LICENCE_FILE,
         counts={
@@ -52,8 +51,6 @@ def build(tree: GitTree, out: Path) -> Provenance:
             "application_permissions": len(application),
             **{f"delegated_{tier}": count for tier, count in sorted(tiers.items())},
         },
-        files=[DATA_FILE, LICENCE_FILE],
         notes="Scope risk tiers: vigil.knowledge.identity.scope_tier (docs/analyst.md).",
+        payloads={DATA_FILE: {"apps": apps, "delegated": delegated, "application": application}},
     )
-    write_bundle(out, provenance, {DATA_FILE: {"apps": apps, "delegated": delegated, "application": application}})
-    return provenance
