@@ -70,14 +70,32 @@ def subject_entities(entities: Entities) -> dict[str, list[str]]:
 #: summary lists them: label, keys, keys that count only under one of these parents, how many to name.
 NAMED_THINGS: tuple[tuple[str, frozenset[str], frozenset[str], int], ...] = (
     ("file", frozenset({"filename", "threatname", "driverloaded", "imagefilename"}), frozenset(), 2),
-    ("application", frozenset({"appdisplayname", "applicationname", "appname", "oauthappname"}), frozenset(), 2),
+    (
+        "application",
+        frozenset({"appdisplayname", "applicationname", "appname", "oauthappname", "apptype"}),
+        frozenset(),
+        2,
+    ),
     ("application", frozenset({"displayname"}), frozenset({"targetresources"}), 1),
     ("group", frozenset({"group", "groupname"}), frozenset(), 1),
     ("extension", frozenset({"extensionid"}), frozenset(), 1),
+    ("access key", frozenset({"accesskeyid"}), frozenset(), 1),  # an AWS key's id, not its secret
     ("sender", frozenset({"fromheader", "sender", "senderaddress", "mailfrom"}), frozenset(), 1),
     (
         "resource",
-        frozenset({"bucketname", "resourcename", "repositoryname", "repo", "sitename", "tablename", "accountalias"}),
+        frozenset(
+            {
+                "bucketname",
+                "resourcename",
+                "repositoryname",
+                "repo",
+                "sitename",
+                "tablename",
+                "accountalias",
+                "clustername",
+                "webaclname",
+            }
+        ),
         frozenset(),
         2,
     ),
