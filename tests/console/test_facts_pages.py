@@ -201,3 +201,32 @@ def test_closing_against_the_ai_offers_the_fact_prefilled_from_the_case(engine_h
     assert f'href="/cases/{case["case_id"]}"' in back
     listed = harness.client.get("/serviceapi/organizations/ACME/facts", headers={"Authorization": f"Bearer {key}"})
     assert [(f["kind"], f["value"]) for f in listed.json()["facts"]] == [("authorised_scanner", "198.51.100.23")]
+
+
+def test_the_case_page_lists_the_facts_the_investigation_consulted(engine_harness: Harness) -> None:
+    harness = engine_harness
+    harness.add_org("ACME")
+    key = harness.add_key("ACME").api_key
+    _user(harness, ANALYST, Role.ANALYST, "ACME")
+    fact = {
+        "kind": "vpn_egress",
+        "value": "198.51.100.0/24",
+        "reason": "GlobalProtect egress",
+        "scope": "all remote staff",
+        "owner": "net@acme.example",
+        "expires_at": int(time.time()) + 30 * 86400,
+    }
+    recorded = harness.client.post(
+        "/serviceapi/organizations/ACME/facts", json=fact, headers={"Authorization": f"Bearer {key}"}
+    )
+    assert recorded.status_code == 201, recorded.text
+    case = _case(harness, key)
+    sign_in(harness, ANALYST, role=None)
+
+    page = harness.client.get(f"/cases/{case['case_id']}").text
+
+    table = page[page.index('class="consulted-facts"') :]
+    table = table[: table.index("</table>")]
+    assert "Organization facts consulted" in table and "(1 active)" in table
+    assert "<code>198.51.100.0/24</code>" in table
+    assert "GlobalProtect egress" in table and "net@acme.example" in table and "all remote staff" in table

@@ -17,6 +17,7 @@ from vigil.alerts.models import Alert
 from vigil.auth.schemas import Principal
 from vigil.cases import service as cases_service
 from vigil.console.rendering import pretty_json
+from vigil.evidence.facts import ORG_FACTS_SKILL_ID, OrgFact, OrgFacts
 from vigil.integrations.catalog import RELATED_SKILL_ID, canonical_skill_id
 from vigil.investigations.models import InvestigationAttempt
 from vigil.investigations.service import AlertInvestigation
@@ -92,6 +93,8 @@ class StepView:
     output: Markup | None
     related: RelatedAlerts | None = None
     citations: list[Citation] = field(default_factory=list)
+    facts: list[OrgFact] | None = None
+    """The organization facts the investigation consulted (the ``vigil.organization_facts`` step), as rows."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,7 @@ def step_views(steps: Iterable[StepLike], citations: Sequence[Citation]) -> list
                 output=None if text is None else highlighted(text, [c.quote for c in cited]),
                 related=related_alerts(step.output) if _is_related(step) else None,
                 citations=cited,
+                facts=consulted_facts(step.output) if step.skill_id == ORG_FACTS_SKILL_ID else None,
             )
         )
     return views
@@ -192,6 +196,15 @@ def highlighted(text: str, quotes: Iterable[str]) -> Markup:
         position = end
     out.append(escape(text[position:]))
     return Markup("").join(out)
+
+
+def consulted_facts(output: Any) -> list[OrgFact] | None:
+    """The facts step's output as facts (malformed entries dropped); None when it is not that output."""
+    try:
+        data = json.loads(output) if isinstance(output, str) else output
+    except ValueError:
+        return None
+    return list(OrgFacts.from_output(data).facts) if isinstance(data, dict) else None
 
 
 def related_alerts(output: Any) -> RelatedAlerts | None:
