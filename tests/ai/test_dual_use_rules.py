@@ -7,12 +7,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tests.ai import alerts
+from tests.ai.steps import facts as _facts
+from tests.ai.steps import hunting as _hunting
 from vigil.ai.builtin import BuiltinInvestigator
 from vigil.ai.builtin.rules.dual_use import dual_use_signals
 from vigil.ai.builtin.scoring import score_evidence
-from vigil.ai.schemas import Analysis, Disposition, Evidence, EvidenceKind, EvidenceStatus
+from vigil.ai.schemas import Analysis, Disposition, Evidence
 from vigil.core.entities import Entities, extract_entities
-from vigil.evidence.facts import ORG_FACTS_SKILL_ID
 from vigil.evidence.signals import AlertFacts, Explains, Signal
 
 HUNTING = "microsoft_defender.run_advanced_hunting_query"
@@ -64,26 +65,6 @@ def _row(action: str, folder: str, device: str = "ws-7", minute: int = 0, **extr
         "AccountName": "jdoe",
         **extra,
     }
-
-
-def _hunting(*rows: dict[str, Any], name: str = "Defender: activity on the machine") -> Evidence:
-    return Evidence(
-        step_name=name,
-        kind=EvidenceKind.SKILL,
-        skill_id=HUNTING,
-        status=EvidenceStatus.OK,
-        output={"results": list(rows)},
-    )
-
-
-def _facts(*facts: dict[str, Any]) -> Evidence:
-    return Evidence(
-        step_name="Organization facts",
-        kind=EvidenceKind.SKILL,
-        skill_id=ORG_FACTS_SKILL_ID,
-        status=EvidenceStatus.OK,
-        output={"facts": list(facts)},
-    )
 
 
 def _approved(value: str, **extra: Any) -> dict[str, Any]:

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tests.ai import alerts
+from tests.ai.steps import facts as _facts
 from vigil.ai.builtin import BuiltinInvestigator
-from vigil.ai.schemas import Analysis, Disposition, Evidence, EvidenceKind, EvidenceStatus, Severity
+from vigil.ai.schemas import Analysis, Disposition, Evidence, Severity
 from vigil.core.entities import extract_entities
-from vigil.evidence.facts import ORG_FACTS_SKILL_ID
 from vigil.evidence.signals import AlertFacts
 
 EXPIRES = int(datetime(2027, 3, 1, tzinfo=UTC).timestamp())
@@ -29,16 +29,6 @@ def _fact(kind: str, value: str, **extra: Any) -> dict[str, Any]:
         "expires_at": EXPIRES,
         **extra,
     }
-
-
-def _facts(*facts: dict[str, Any]) -> Evidence:
-    return Evidence(
-        step_name="Organization facts",
-        kind=EvidenceKind.SKILL,
-        skill_id=ORG_FACTS_SKILL_ID,
-        status=EvidenceStatus.OK,
-        output={"facts": list(facts)},
-    )
 
 
 def _analyze(alert: AlertFacts, *evidence: Evidence) -> Analysis:
