@@ -4,6 +4,7 @@ in without reload (scroll and selection kept), saved filters. Real Chromium, bot
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,6 +159,15 @@ def test_queue_fits_1366_sorts_by_severity_and_saves_filters(queue_page: Page, q
     expect(saved.get_by_label("Saved filters").locator("option")).to_have_count(1)
 
 
+def _wait_until_scrolled(page: Page, pixels: int, seconds: float = 5.0) -> None:
+    """Poll the scroll position from the test side: `wait_for_function` evaluates its predicate with eval() inside the
+    page, which the console's CSP (no 'unsafe-eval') may refuse (it failed a CI run that way)."""
+    deadline = time.monotonic() + seconds
+    while page.evaluate("window.scrollY") < pixels:
+        assert time.monotonic() < deadline, f"the page did not scroll to {pixels} px within {seconds} s"
+        page.wait_for_timeout(50)
+
+
 def test_new_alerts_stream_in_keeping_scroll_and_selection(queue_page: Page, quiet_stack: ConsoleStack) -> None:
     page, stack = queue_page, quiet_stack
     stack.add_org("ACME")
@@ -166,7 +176,7 @@ def test_new_alerts_stream_in_keeping_scroll_and_selection(queue_page: Page, qui
     page.goto("/alerts?sort=-created")
     page.evaluate("window.__queueMarker = 'same document'")
     page.mouse.wheel(0, 600)
-    page.wait_for_function("window.scrollY >= 500")
+    _wait_until_scrolled(page, 500)
     chosen = page.locator("#alert-rows tr[data-alert-id]").nth(20)
     chosen.locator("td").nth(2).click()
     expect(chosen).to_have_class(re.compile(r"\bis-selected\b"))

@@ -125,7 +125,7 @@ _USER_KEYS = frozenset(
         "userid",  # Microsoft 365 unified audit log: the acting user's UPN
         "agentlastloggedinusername",  # SentinelOne agentDetectionInfo
         "processuser",  # SentinelOne threatInfo: DOMAIN\\user the process ran as
-        "actor",  # GitHub audit log: the acting login (a string; Okta's and Cloudflare's actor are objects)
+        "actor",  # a code host's audit log: the acting login (a string; identity and edge logs make actor an object)
     }
 )
 #: Keys that name a machine only when the value is a DNS name: Purview's ``device`` is a host, Okta's

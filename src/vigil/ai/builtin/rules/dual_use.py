@@ -482,7 +482,7 @@ def _dual_use(path: str, hashes: Sequence[str], subject: set[str]) -> bool:
 
 
 def _deploying_ancestor(record: MappedRecord) -> str | None:
-    """A deployment agent among the row's ancestors (Defender's ``InitiatingProcessParentFileName``: msiexec or the
+    """A deployment agent among the row's ancestors (an EDR's initiating-process parent column: msiexec or the
     vendor's installer started by IntuneManagementExtension or CcmExec), or None."""
     for key, value in record.row.items():
         if "parent" in normalize_key(str(key)) and isinstance(value, str) and _name(value) in DEPLOYMENT_AGENTS:
