@@ -135,14 +135,14 @@ class OrgFacts:
     def approved_tool(self, names: Iterable[str], scope: Iterable[str] = (), at: int | None = None) -> OrgFact | None:
         """An `approved_tool` fact naming one of `names` (a tool's name or file name; ``.exe`` and case aside)
         whose scope covers `scope` (the alert's hosts, accounts and addresses: `scope_covers`), unexpired at `at`."""
-        wanted = {_tool_name(name) for name in names} - {""}
+        wanted = {tool_name(name) for name in names} - {""}
         covered = list(scope)
         for fact in self.of(FactKind.APPROVED_TOOL):
             if not scope_covers(fact.scope, covered, fact.value):
                 continue
             if at is not None and fact.expires_at < at:
                 continue
-            if _tool_name(fact.value) in wanted:
+            if tool_name(fact.value) in wanted:
                 return fact
         return None
 
@@ -211,6 +211,6 @@ def _in_network(item: str, network: ipaddress.IPv4Network | ipaddress.IPv6Networ
     return address.version == network.version and address in network
 
 
-def _tool_name(name: str) -> str:
+def tool_name(name: str) -> str:
     """``AnyDesk.exe``, ``anydesk`` and ``C:\\Program Files\\AnyDesk\\AnyDesk.exe`` name one tool."""
     return name.strip().replace("/", "\\").rsplit("\\", 1)[-1].casefold().removesuffix(".exe").strip()

@@ -291,16 +291,7 @@ def reported_changes(alert: AlertFacts, document: object) -> list[Signal]:
     if entries and all(_by_the_platform(entry) for entry in entries) and not any(s.points > 0 for s in signals):
         entry = entries[0]
         finding = f"Cloudflare itself made the change (automatic maintenance), not an account: {describe(entry)}"
-        signals.append(
-            Signal(
-                rule="C11",
-                points=-3.0,
-                finding=finding,
-                locator="audit entry actor",
-                quote=describe(entry),
-                explains=Explains.WRONG_DETECTION,
-            )
-        )
+        signals.append(_wrong_detection("C11", -3.0, finding, entry, "audit entry actor"))
     outsider = next((actor for actor in map(external_actor, entries) if actor), None)
     if outsider and signals:
         finding = f"The change was made by {outsider}, an account outside the zone's own domain"
@@ -315,17 +306,20 @@ def reported_changes(alert: AlertFacts, document: object) -> list[Signal]:
         finding = (
             f"The alert claims '{alert.alert_type}', but the change it reports weakened nothing: {describe(entry)}"
         )
-        signals.append(
-            Signal(
-                rule="C8",
-                points=-4.0,
-                finding=finding,
-                locator="audit entry",
-                quote=describe(entry),
-                explains=Explains.WRONG_DETECTION,
-            )
-        )
+        signals.append(_wrong_detection("C8", -4.0, finding, entry, "audit entry"))
     return signals
+
+
+def _wrong_detection(rule: str, points: float, finding: str, entry: dict[str, object], locator: str) -> Signal:
+    """A finding that the alert's own audit entry refutes the detection, quoting the entry."""
+    return Signal(
+        rule=rule,
+        points=points,
+        finding=finding,
+        locator=locator,
+        quote=describe(entry),
+        explains=Explains.WRONG_DETECTION,
+    )
 
 
 def _by_the_platform(entry: dict[str, object]) -> bool:

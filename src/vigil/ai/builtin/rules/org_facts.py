@@ -17,7 +17,7 @@ from vigil.ai.builtin.classify import classify
 from vigil.ai.builtin.document import Field, fields_of
 from vigil.core.entities import Entities, EntityKind
 from vigil.evidence import records as read
-from vigil.evidence.facts import FactKind, OrgFact, OrgFacts, scope_covers, scope_terms
+from vigil.evidence.facts import FactKind, OrgFact, OrgFacts, scope_covers, scope_terms, tool_name
 from vigil.evidence.knowledge import Category
 from vigil.evidence.signals import AlertFacts, Explains, Signal, StepOutput
 from vigil.knowledge import lolrmm
@@ -173,9 +173,7 @@ def _approved_tools(item: StepOutput, facts: OrgFacts, alert: AlertFacts, observ
 
 def _tool_pattern(value: str) -> re.Pattern[str] | None:
     """The tool's name as a word, with or without ``.exe`` (``AdFind`` matches ``C:\\Tools\\AdFind.exe``)."""
-    name = value.strip()
-    if name.lower().endswith(".exe"):
-        name = name[:-4]
+    name = tool_name(value)
     if len(name) < MIN_TOOL_NAME:
         return None
     return re.compile(rf"(?<![\w-]){re.escape(name)}(?:\.exe)?(?![\w-])", re.IGNORECASE)
